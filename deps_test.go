@@ -1,0 +1,57 @@
+package fedkit_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Dependencies point one way (STYLE.md): the core packages stay free of
+// database and YAML drivers so that a user who never imports a backend never
+// compiles one.
+func TestDependencyDirection(t *testing.T) {
+	const mod = "github.com/fedkit/fedkit"
+	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis", "github.com/goccy/go-yaml"}
+	cases := []struct {
+		pkg       string
+		forbidden []string
+		// ownTree: may import only its own subtree of fedkit.
+		ownTree bool
+	}{
+		{pkg: "client", forbidden: drivers, ownTree: true},
+		{pkg: "sig", forbidden: drivers, ownTree: true},
+		{pkg: "origin", forbidden: drivers, ownTree: true},
+		{pkg: "fetch", forbidden: drivers},
+		{pkg: "deliver", forbidden: drivers},
+		{pkg: "identity", forbidden: drivers},
+		{pkg: "directory", forbidden: drivers[:2]},
+	}
+	for _, tc := range cases {
+		t.Run(tc.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+tc.pkg).CombinedOutput()
+			if err != nil {
+				if strings.Contains(string(out), "matched no packages") || strings.Contains(string(out), "no Go files") || strings.Contains(string(out), "directory not found") {
+					t.Skipf("package %s not built yet", tc.pkg)
+				}
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			self := mod + "/" + tc.pkg
+			for _, dep := range strings.Fields(string(out)) {
+				for _, f := range tc.forbidden {
+					if strings.HasPrefix(dep, f) {
+						t.Errorf("%s depends on %s", tc.pkg, dep)
+					}
+				}
+				if strings.HasPrefix(dep, mod+"/internal/") {
+					t.Errorf("%s depends on test helper %s outside tests", tc.pkg, dep)
+				}
+				if strings.HasPrefix(dep, mod+"/examples/") {
+					t.Errorf("%s depends on example %s", tc.pkg, dep)
+				}
+				if tc.ownTree && strings.HasPrefix(dep, mod+"/") && dep != self && !strings.HasPrefix(dep, self+"/") {
+					t.Errorf("%s must import no other fedkit package, imports %s", tc.pkg, dep)
+				}
+			}
+		})
+	}
+}

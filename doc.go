@@ -1,0 +1,33 @@
+// Package fedkit is a Go library for fediverse servers that federate:
+// send, fetch, sign and verify ActivityPub traffic safely, take part in
+// Activity-Relay Directories, and keep bridged atproto identities honest.
+//
+// This root package holds no code. The packages are:
+//
+//   - [github.com/fedkit/fedkit/client]: the one guarded, pooled HTTP client
+//     every outgoing request goes through (SSRF guard on resolved addresses,
+//     its own redirect handling, size and time bounds).
+//   - [github.com/fedkit/fedkit/sig]: HTTP Signatures (draft-cavage-12 and
+//     RFC 9421), Digest and Content-Digest, keys (PEM, Multikey), Data
+//     Integrity proofs (eddsa-jcs-2022) and inbound verification.
+//   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
+//     circuit breakers, ordering keys, batches, lanes and hooks; backends in
+//     deliver/pgqueue (PostgreSQL) and deliver/redisbreaker (Redis), and
+//     conformance suites in deliver/delivertest.
+//   - [github.com/fedkit/fedkit/fetch]: a Fetcher with ActivityPub origin
+//     rules, collection walks, WebFinger, NodeInfo, resolve and confirm.
+//   - [github.com/fedkit/fedkit/directory]: the Activity-Relay Directory
+//     client (protocol v1-v3), its scheduler and durable unregister; Redis
+//     state in directory/redisstate; a fake Directory in
+//     directory/directorytest.
+//   - [github.com/fedkit/fedkit/identity]: atproto DID and handle
+//     resolution, verified handle refresh under a per-DID lock, and the
+//     reconciliation sweep; Postgres backend in identity/pgstore.
+//   - [github.com/fedkit/fedkit/origin]: URL origins, registrable domains,
+//     bridged-profile origin fields and fediverse addresses.
+//
+// Dependencies point one way: client, sig and origin import no other fedkit
+// package; fetch and deliver build on them; directory and identity build on
+// client, sig and origin; backends import their parent and one driver. The
+// examples (examples/relay, examples/appview) show them wired together.
+package fedkit
