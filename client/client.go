@@ -1,12 +1,20 @@
 package client
 
-// SKELETON: the public API is fixed; the guard is being built (issue 2).
-
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -21,63 +29,560 @@ type SignFunc func(*http.Request) error
 
 // Config configures a Client. A nil *Config means defaults.
 type Config struct {
-	// AllowPrivate admits these otherwise refused networks. Defaults to none.
+	// Policy selects the refused address ranges. Defaults to PolicyDefault
+	// (PolicyPublic).
+	Policy Policy
+	// AllowPrivate admits these otherwise refused networks, for development
+	// or a NAT64 gateway, as Mastodon's ALLOWED_PRIVATE_ADDRESSES. Defaults
+	// to none.
 	AllowPrivate []netip.Prefix
-	// AllowOnion permits .onion hosts. Defaults to false.
+	// AllowOnion permits hidden-service hosts (.onion and .i2p); their
+	// resolved addresses are still checked. Defaults to false.
 	AllowOnion bool
 	// Resolver resolves host names. Defaults to net.DefaultResolver.
 	Resolver Resolver
-	// MaxBodyBytes caps response bodies. Defaults to MaxBodyBytesDefault.
+	// MaxBodyBytes caps response bodies unless DoOpts.Stream is set.
+	// Defaults to MaxBodyBytesDefault (1 MiB).
 	MaxBodyBytes int64
-	// Timeout bounds a whole request including reading the body. Defaults to TimeoutDefault.
+	// MaxRedirects is how many redirect hops of a GET or HEAD the client
+	// follows; NoRedirects (any negative value) follows none, and any
+	// redirect is then a *TooManyRedirectsError. Defaults to
+	// MaxRedirectsDefault (3).
+	MaxRedirects int
+	// Timeout bounds a whole request, from resolving the host to reading the
+	// end of the body (for DoOpts.Stream, to the response headers). Defaults
+	// to TimeoutDefault.
 	Timeout time.Duration
-	// UserAgent is sent on every request. Defaults to UserAgentDefault.
+	// ResolveTimeout bounds one host lookup. Defaults to ResolveTimeoutDefault.
+	ResolveTimeout time.Duration
+	// DialTimeout bounds connecting to one address. Defaults to
+	// DialTimeoutDefault.
+	DialTimeout time.Duration
+	// TLSHandshakeTimeout bounds the TLS handshake. Defaults to
+	// TLSHandshakeTimeoutDefault.
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response headers after
+	// the request is written. Defaults to ResponseHeaderTimeoutDefault.
+	ResponseHeaderTimeout time.Duration
+	// MaxResponseHeaderBytes bounds the response headers. Defaults to
+	// MaxResponseHeaderBytesDefault.
+	MaxResponseHeaderBytes int64
+	// MaxIdleConnsPerHost bounds the pooled idle connections per host.
+	// Defaults to MaxIdleConnsPerHostDefault.
+	MaxIdleConnsPerHost int
+	// DisableCompression stops the client asking for gzip. Defaults to false.
+	DisableCompression bool
+	// TLSConfig is cloned for TLS connections; the server name is always the
+	// URL's host. Defaults to nil (system roots).
+	TLSConfig *tls.Config
+	// UserAgent is sent on every request that sets none. Defaults to
+	// UserAgentDefault.
 	UserAgent string
-	// Logger receives debug logs. Defaults to discarding.
+	// Logger receives debug logs of refusals. Defaults to discarding.
 	Logger *slog.Logger
 }
 
+// Defaults, calibrated on Mastodon (connect 5 s, read 10 s, 30 s overall,
+// DNS 5 s) and the 1 MiB document bound.
 const (
-	MaxBodyBytesDefault = 1 << 20
-	TimeoutDefault      = 30 * time.Second
-	UserAgentDefault    = "fedkit (+https://github.com/fedkit/fedkit)"
+	MaxBodyBytesDefault           = 1 << 20
+	MaxRedirectsDefault           = 3
+	TimeoutDefault                = 30 * time.Second
+	ResolveTimeoutDefault         = 5 * time.Second
+	DialTimeoutDefault            = 5 * time.Second
+	TLSHandshakeTimeoutDefault    = 5 * time.Second
+	ResponseHeaderTimeoutDefault  = 10 * time.Second
+	MaxResponseHeaderBytesDefault = 64 << 10
+	MaxIdleConnsPerHostDefault    = 16
+	UserAgentDefault              = "fedkit (+https://github.com/fedkit/fedkit)"
 )
+
+// NoRedirects as Config.MaxRedirects makes every redirect an error.
+const NoRedirects = -1
+
+// withDefaults returns a copy of cfg with zero fields filled.
+func (cfg *Config) withDefaults() Config {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = MaxBodyBytesDefault
+	}
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = MaxRedirectsDefault
+	} else if c.MaxRedirects < 0 {
+		c.MaxRedirects = NoRedirects
+	}
+	if c.Timeout == 0 {
+		c.Timeout = TimeoutDefault
+	}
+	if c.ResolveTimeout == 0 {
+		c.ResolveTimeout = ResolveTimeoutDefault
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = DialTimeoutDefault
+	}
+	if c.TLSHandshakeTimeout == 0 {
+		c.TLSHandshakeTimeout = TLSHandshakeTimeoutDefault
+	}
+	if c.ResponseHeaderTimeout == 0 {
+		c.ResponseHeaderTimeout = ResponseHeaderTimeoutDefault
+	}
+	if c.MaxResponseHeaderBytes == 0 {
+		c.MaxResponseHeaderBytes = MaxResponseHeaderBytesDefault
+	}
+	if c.MaxIdleConnsPerHost == 0 {
+		c.MaxIdleConnsPerHost = MaxIdleConnsPerHostDefault
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgentDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c *Config) validate() error {
+	if c.Policy != PolicyPublic && c.Policy != PolicyNonLocal {
+		return fmt.Errorf("client: unknown Policy %d", c.Policy)
+	}
+	for _, p := range c.AllowPrivate {
+		if !p.IsValid() {
+			return errors.New("client: invalid prefix in AllowPrivate")
+		}
+	}
+	for name, v := range map[string]int64{
+		"MaxBodyBytes": c.MaxBodyBytes, "Timeout": int64(c.Timeout), "ResolveTimeout": int64(c.ResolveTimeout),
+		"DialTimeout": int64(c.DialTimeout), "TLSHandshakeTimeout": int64(c.TLSHandshakeTimeout),
+		"ResponseHeaderTimeout": int64(c.ResponseHeaderTimeout), "MaxResponseHeaderBytes": c.MaxResponseHeaderBytes,
+		"MaxIdleConnsPerHost": int64(c.MaxIdleConnsPerHost),
+	} {
+		if v < 0 {
+			return fmt.Errorf("client: negative %s", name)
+		}
+	}
+	return nil
+}
 
 // DoOpts are per-request options for DoWith.
 type DoOpts struct {
 	// Sign signs the request and each redirect hop.
 	Sign SignFunc
-	// Stream returns the body uncapped for the caller to stream.
+	// Stream returns the body uncapped for the caller to stream, and lifts
+	// Config.Timeout once the response headers are in: the request's
+	// context bounds the rest.
 	Stream bool
 }
 
-// Client is the guarded HTTP client.
+// Client is the guarded HTTP client. It is safe for concurrent use.
 type Client struct {
-	hc  *http.Client
-	cfg Config
+	hc    *http.Client
+	cfg   Config
+	guard guard
+	// dial connects to one checked address; tests replace it to observe and
+	// redirect connection attempts.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// New builds a Client.
+// New builds a Client from cfg; a nil cfg means defaults.
 func New(cfg *Config) (*Client, error) {
-	c := &Client{hc: &http.Client{}}
-	if cfg != nil {
-		c.cfg = *cfg
+	c := &Client{cfg: cfg.withDefaults()}
+	if err := c.cfg.validate(); err != nil {
+		return nil, err
+	}
+	allow := make([]netip.Prefix, len(c.cfg.AllowPrivate))
+	for i, p := range c.cfg.AllowPrivate {
+		allow[i] = p.Masked()
+	}
+	c.cfg.AllowPrivate = allow
+	c.guard = guard{policy: c.cfg.Policy, allow: allow}
+
+	d := &net.Dialer{
+		Timeout:   c.cfg.DialTimeout,
+		KeepAlive: 30 * time.Second,
+		// The address was checked before dialling; checking the socket's
+		// own address again costs nothing and holds even if a future
+		// change dials something else.
+		Control: c.control,
+	}
+	c.dial = d.DialContext
+	var tlsCfg *tls.Config
+	if c.cfg.TLSConfig != nil {
+		tlsCfg = c.cfg.TLSConfig.Clone()
+	}
+	tr := &http.Transport{
+		Proxy:                  nil, // an environment proxy would bypass the guard
+		DialContext:            c.dialContext,
+		TLSClientConfig:        tlsCfg,
+		TLSHandshakeTimeout:    c.cfg.TLSHandshakeTimeout,
+		ResponseHeaderTimeout:  c.cfg.ResponseHeaderTimeout,
+		MaxResponseHeaderBytes: c.cfg.MaxResponseHeaderBytes,
+		DisableCompression:     c.cfg.DisableCompression,
+		MaxIdleConnsPerHost:    c.cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		ForceAttemptHTTP2:      true,
+	}
+	c.hc = &http.Client{
+		Transport: tr,
+		// The client follows redirects itself, checking and re-signing.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return c, nil
 }
 
-// Do sends req through the guard.
-func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.DoWith(req, nil) }
+// CloseIdleConnections closes pooled connections not in use.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
-// DoWith sends req with per-request options.
-func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error) {
-	if opts != nil && opts.Sign != nil {
-		if err := opts.Sign(req); err != nil {
-			return nil, err
-		}
+// control re-checks the address of the socket about to connect.
+func (c *Client) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("client: unparsable dial address %q: %w", address, err)
 	}
-	return c.hc.Do(req)
+	if r, ok := c.guard.check(ap.Addr()); !ok {
+		return &BlockedError{Host: ap.Addr().String(), Addr: ap.Addr(), Range: r}
+	}
+	return nil
 }
 
-// ValidateURL checks rawURL against the guard's rules without sending anything.
-func ValidateURL(rawURL string) error { return nil }
+// dialContext resolves the host once, refuses it if any address is refused,
+// and dials the checked addresses themselves, so a second resolution cannot
+// swap in another address (DNS rebinding).
+func (c *Client) dialContext(ctx context.Context, network, hostport string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("client: bad port %q", portStr)
+	}
+	addrs, err := c.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	// A name that mixes public and refused addresses is refused whole: it is
+	// the shape of a rebinding or split-horizon trick, and failing closed is
+	// simpler to reason about than dialling around the bad answer.
+	for _, a := range addrs {
+		if r, ok := c.guard.check(a); !ok {
+			c.cfg.Logger.DebugContext(ctx, "client: refused address", "host", host, "addr", a, "range", r)
+			return nil, &BlockedError{Host: host, Addr: a, Range: r}
+		}
+	}
+	var firstErr error
+	for _, a := range addrs {
+		conn, err := c.dial(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+// resolve returns the addresses of host: the literal itself, or the answer of
+// Config.Resolver.
+func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ResolveTimeout)
+	defer cancel()
+	addrs, err := c.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	return addrs, nil
+}
+
+// Do sends req through the guard: the URL and every resolved address are
+// checked, a GET's or HEAD's redirects are followed up to Config.MaxRedirects
+// hops, and the body is capped at Config.MaxBodyBytes. The caller closes the
+// body; reading past the cap yields a *TooLargeError.
+func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.DoWith(req, nil) }
+
+// DoWith sends req as Do does, with per-request options: a signing hook
+// called for the request and each redirect hop, and streaming.
+func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error) {
+	if opts == nil {
+		opts = &DoOpts{}
+	}
+	if req.URL == nil {
+		return nil, fmt.Errorf("%w: nil URL", ErrInvalidURL)
+	}
+	if err := c.validate(req.URL); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(c.cfg.Timeout, func() { timedOut.Store(true); cancel() })
+	fail := func(err error) (*http.Response, error) {
+		timer.Stop()
+		cancel()
+		return nil, c.wrapTimeout(err, &timedOut)
+	}
+
+	// Headers as the caller set them, before signing: each hop starts from
+	// these and is signed afresh.
+	base := req.Header.Clone()
+	if base == nil {
+		base = http.Header{}
+	}
+	r := req.Clone(ctx)
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	if r.Header.Get("User-Agent") == "" {
+		r.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
+	if opts.Sign != nil {
+		if err := opts.Sign(r); err != nil {
+			closeBody(req)
+			return fail(err)
+		}
+	}
+	visited := map[string]bool{urlKey(r.URL): true}
+	for hops := 0; ; hops++ {
+		resp, err := c.hc.Do(r)
+		if err != nil {
+			return fail(err)
+		}
+		loc := resp.Header.Get("Location")
+		if !isRedirect(resp.StatusCode) || loc == "" {
+			return c.finish(resp, opts, timer, cancel, &timedOut)
+		}
+		discard(resp)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return fail(&RedirectError{Method: r.Method, URL: r.URL.String(), StatusCode: resp.StatusCode, Location: bounded(loc)})
+		}
+		if hops >= c.cfg.MaxRedirects {
+			return fail(&TooManyRedirectsError{Max: max(c.cfg.MaxRedirects, 0), URL: r.URL.String(), StatusCode: resp.StatusCode, Location: bounded(loc)})
+		}
+		next, err := r.URL.Parse(loc)
+		if err != nil {
+			return fail(fmt.Errorf("%w: redirect Location %q: %v", ErrInvalidURL, bounded(loc), err))
+		}
+		next.Fragment, next.RawFragment = "", ""
+		if err := c.validate(next); err != nil {
+			return fail(err)
+		}
+		key := urlKey(next)
+		if visited[key] {
+			return fail(fmt.Errorf("%w: back to %s", ErrRedirectLoop, key))
+		}
+		visited[key] = true
+		r, err = c.hop(ctx, r, next, base)
+		if err != nil {
+			return fail(err)
+		}
+		if opts.Sign != nil {
+			if err := opts.Sign(r); err != nil {
+				return fail(err)
+			}
+		}
+	}
+}
+
+// hop builds the request for one redirect hop from the caller's headers.
+func (c *Client) hop(ctx context.Context, prev *http.Request, next *url.URL, base http.Header) (*http.Request, error) {
+	r, err := http.NewRequestWithContext(ctx, prev.Method, next.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	r.Header = base.Clone()
+	// Credentials are for the origin they were given to.
+	if next.Host != prev.URL.Host || next.Scheme != prev.URL.Scheme {
+		for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
+			r.Header.Del(h)
+		}
+	}
+	if r.Header.Get("User-Agent") == "" {
+		r.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
+	return r, nil
+}
+
+// finish applies the size cap and ties the request's timer to the body.
+func (c *Client) finish(resp *http.Response, opts *DoOpts, timer *time.Timer, cancel context.CancelFunc, timedOut *atomic.Bool) (*http.Response, error) {
+	if opts.Stream {
+		// The caller's context bounds a stream; the timer covered the headers.
+		timer.Stop()
+		resp.Body = &body{rc: resp.Body, left: -1, cancel: cancel}
+		return resp, nil
+	}
+	limit := c.cfg.MaxBodyBytes
+	if resp.ContentLength > limit {
+		discardClose(resp)
+		timer.Stop()
+		cancel()
+		return nil, &TooLargeError{Limit: limit, ContentLength: resp.ContentLength}
+	}
+	resp.Body = &body{rc: resp.Body, left: limit, limit: limit, cancel: func() { timer.Stop(); cancel() }, timedOut: timedOut}
+	return resp, nil
+}
+
+// wrapTimeout marks timeouts with ErrTimeout, so callers classify them by
+// errors.Is whichever layer gave up.
+func (c *Client) wrapTimeout(err error, timedOut *atomic.Bool) error {
+	if err == nil || errors.Is(err, ErrTimeout) {
+		return err
+	}
+	var ne net.Error
+	if timedOut.Load() || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+// ValidateURL checks rawURL against the guard's default rules without
+// sending anything: scheme http or https, a host, no hidden-service host, and
+// an IP literal outside the refused ranges. Host names are not resolved; the
+// client checks their addresses when it connects.
+func ValidateURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	return validateURL(u, &guard{}, false)
+}
+
+// ValidateURL checks rawURL as the package ValidateURL does, under this
+// client's policy, allow list and hidden-service setting.
+func (c *Client) ValidateURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	return c.validate(u)
+}
+
+func (c *Client) validate(u *url.URL) error { return validateURL(u, &c.guard, c.cfg.AllowOnion) }
+
+func validateURL(u *url.URL, g *guard, allowOnion bool) error {
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	default:
+		return fmt.Errorf("%w: scheme %q", ErrInvalidURL, bounded(u.Scheme))
+	}
+	if u.Opaque != "" {
+		return fmt.Errorf("%w: opaque URL", ErrInvalidURL)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("%w: no host", ErrInvalidURL)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("%w: port %q", ErrInvalidURL, bounded(p))
+		}
+	}
+	if strings.HasPrefix(u.Host, "[") || strings.Contains(host, ":") {
+		a, err := netip.ParseAddr(host)
+		if err != nil || !a.Is6() {
+			return fmt.Errorf("%w: IPv6 literal %q", ErrInvalidURL, bounded(host))
+		}
+		if a.Zone() != "" {
+			return fmt.Errorf("%w: zone in IP literal", ErrInvalidURL)
+		}
+		return checkLiteral(g, host, a)
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return checkLiteral(g, host, a)
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if name == "" || strings.ContainsAny(name, " \t\r\n/\\%@") {
+		return fmt.Errorf("%w: host %q", ErrInvalidURL, bounded(host))
+	}
+	// A last label that is numeric is no DNS name (no top-level domain is
+	// numeric) but some resolvers read it as an IPv4 address in a shorthand
+	// form (127.1, 0x7f.1, 2130706433); refuse it rather than guess.
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if last != "" && (isDigits(last) || strings.HasPrefix(last, "0x")) {
+		return fmt.Errorf("%w: numeric host %q", ErrInvalidURL, bounded(host))
+	}
+	if !allowOnion && (strings.HasSuffix(name, ".onion") || strings.HasSuffix(name, ".i2p") || name == "onion" || name == "i2p") {
+		return fmt.Errorf("%w: %s", ErrHiddenService, bounded(host))
+	}
+	return nil
+}
+
+func checkLiteral(g *guard, host string, a netip.Addr) error {
+	if r, ok := g.check(a); !ok {
+		return &BlockedError{Host: host, Addr: a, Range: r}
+	}
+	return nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// urlKey identifies a URL for loop detection.
+func urlKey(u *url.URL) string {
+	v := *u
+	v.Fragment, v.RawFragment = "", ""
+	v.Scheme = strings.ToLower(v.Scheme)
+	v.Host = strings.ToLower(v.Host)
+	return v.String()
+}
+
+// bounded trims remote-supplied text kept in errors.
+func bounded(s string) string {
+	const n = 256
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// discard drains a little of a body we drop, so the connection can be
+// reused, and closes it.
+func discard(resp *http.Response) { discardClose(resp) }
+
+func discardClose(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
+}
+
+// ReadAll reads resp's body to the end and closes it. Over the cap it returns
+// the *TooLargeError, never a truncated document.
+func ReadAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}

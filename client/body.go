@@ -1,0 +1,54 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+)
+
+// body caps a response body and releases the request's context on Close.
+type body struct {
+	rc       io.ReadCloser
+	left     int64 // bytes still allowed; -1 means uncapped
+	limit    int64
+	err      error
+	cancel   context.CancelFunc
+	timedOut *atomic.Bool
+	closed   bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left < 0 {
+		return b.rc.Read(p)
+	}
+	// Ask for one byte past the cap: getting it proves the body is too
+	// large, while a body of exactly the cap ends cleanly.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.left {
+		n = int(b.left)
+		b.left = 0
+		b.err = &TooLargeError{Limit: b.limit, ContentLength: -1}
+		return n, b.err
+	}
+	b.left -= int64(n)
+	if err != nil && err != io.EOF && b.timedOut != nil && b.timedOut.Load() {
+		err = fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	err := b.rc.Close()
+	if !b.closed {
+		b.closed = true
+		b.cancel()
+	}
+	return err
+}

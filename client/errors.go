@@ -1,0 +1,111 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// Sentinel errors. Each typed error below also matches its sentinel with
+// errors.Is, so callers may test either way.
+var (
+	// ErrInvalidURL is returned for a URL the client will not send to: not
+	// http or https, no host, a zone in an IP literal, or a numeric host that
+	// is not a plain IP literal.
+	ErrInvalidURL = errors.New("client: invalid URL")
+	// ErrHiddenService is returned for a .onion or .i2p host when
+	// Config.AllowOnion is false.
+	ErrHiddenService = errors.New("client: hidden-service host not allowed")
+	// ErrBlocked is matched by every *BlockedError.
+	ErrBlocked = errors.New("client: address refused")
+	// ErrTooLarge is matched by every *TooLargeError.
+	ErrTooLarge = errors.New("client: response body too large")
+	// ErrTooManyRedirects is matched by every *TooManyRedirectsError.
+	ErrTooManyRedirects = errors.New("client: too many redirects")
+	// ErrRedirectLoop is returned when a GET's redirects come back to a URL
+	// already visited in the same request.
+	ErrRedirectLoop = errors.New("client: redirect loop")
+	// ErrRedirectNotFollowed is matched by every *RedirectError.
+	ErrRedirectNotFollowed = errors.New("client: redirect not followed")
+	// ErrTimeout wraps the error of a request that ran out of time: the
+	// overall Config.Timeout, or a dial, TLS or response-header timeout.
+	ErrTimeout = errors.New("client: timeout")
+)
+
+// BlockedError reports a host whose address falls in a refused range.
+type BlockedError struct {
+	// Host is the host name or IP literal from the URL.
+	Host string
+	// Addr is the refused address as resolved (or as written, for a literal).
+	Addr netip.Addr
+	// Range is the refused range that matched, for diagnostics.
+	Range netip.Prefix
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("client: address %s of host %q refused (in %s)", e.Addr, e.Host, e.Range)
+}
+
+// Is reports whether target is ErrBlocked.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// TooLargeError reports a response body over the configured cap. It is
+// returned by Do when Content-Length exceeds the cap, and by the body's Read
+// when the streamed bytes do.
+type TooLargeError struct {
+	// Limit is the cap in bytes.
+	Limit int64
+	// ContentLength is the declared length, or -1 when the cap was exceeded
+	// while streaming.
+	ContentLength int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.ContentLength >= 0 {
+		return fmt.Sprintf("client: response body of %d bytes exceeds the %d-byte limit", e.ContentLength, e.Limit)
+	}
+	return fmt.Sprintf("client: response body exceeds the %d-byte limit", e.Limit)
+}
+
+// Is reports whether target is ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// TooManyRedirectsError reports a GET or HEAD redirected more often than
+// Config.MaxRedirects allows (with NoRedirects, the first redirect).
+type TooManyRedirectsError struct {
+	// Max is the number of hops allowed (0 with NoRedirects).
+	Max int
+	// URL is the URL that answered with the redirect not followed.
+	URL string
+	// StatusCode is that redirect's status.
+	StatusCode int
+	// Location is that redirect's target as the server sent it.
+	Location string
+}
+
+func (e *TooManyRedirectsError) Error() string {
+	return fmt.Sprintf("client: %s redirected (%d) after %d hops allowed", e.URL, e.StatusCode, e.Max)
+}
+
+// Is reports whether target is ErrTooManyRedirects.
+func (e *TooManyRedirectsError) Is(target error) bool { return target == ErrTooManyRedirects }
+
+// RedirectError reports a redirect answered to a request the client never
+// redirects: anything but GET and HEAD, POST in particular. Nothing is re-sent.
+type RedirectError struct {
+	// Method is the request's method.
+	Method string
+	// URL is the URL that answered with the redirect.
+	URL string
+	// StatusCode is the redirect's status, such as 307 or 308.
+	StatusCode int
+	// Location is the redirect's target as the server sent it.
+	Location string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("client: %s %s answered %d; redirects of %s are not followed", e.Method, e.URL, e.StatusCode, e.Method)
+}
+
+// Is reports whether target is ErrRedirectNotFollowed.
+func (e *RedirectError) Is(target error) bool { return target == ErrRedirectNotFollowed }

@@ -1,0 +1,168 @@
+package client
+
+import (
+	"net/netip"
+)
+
+// Policy selects which address ranges a Client refuses. Config.AllowPrivate
+// admits chosen networks on top of either policy.
+type Policy uint8
+
+const (
+	// PolicyPublic admits only public unicast addresses: it refuses every
+	// range of Mastodon's PrivateAddressCheck and the GoToSocial and Fedify
+	// extras, and any IPv6 address outside 2000::/3. It is the default, for
+	// talking to the fediverse.
+	PolicyPublic Policy = iota
+	// PolicyNonLocal also admits the private ranges (10/8, 172.16/12,
+	// 192.168/16, 100.64/10, fc00::/7), for services reached over split DNS
+	// inside a deployment, such as a Directory. Everything else PolicyPublic
+	// refuses stays refused: loopback, link-local, unspecified, multicast,
+	// reserved, documentation, NAT64, 6to4 and Teredo.
+	PolicyNonLocal
+)
+
+// PolicyDefault is the zero Policy.
+const PolicyDefault = PolicyPublic
+
+// String returns the policy's name.
+func (p Policy) String() string {
+	switch p {
+	case PolicyPublic:
+		return "public"
+	case PolicyNonLocal:
+		return "nonlocal"
+	}
+	return "unknown"
+}
+
+// rangeEntry is one refused range; private ranges are the ones
+// PolicyNonLocal admits.
+type rangeEntry struct {
+	prefix  netip.Prefix
+	private bool
+}
+
+func mp(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+// refusedV4 is judged on every IPv4 address, including those unwrapped from
+// IPv4-mapped and IPv4-compatible IPv6 addresses.
+var refusedV4 = []rangeEntry{
+	{mp("0.0.0.0/8"), false},
+	{mp("10.0.0.0/8"), true},
+	{mp("100.64.0.0/10"), true},
+	{mp("127.0.0.0/8"), false},
+	{mp("169.254.0.0/16"), false},
+	{mp("172.16.0.0/12"), true},
+	{mp("192.0.0.0/24"), false},
+	{mp("192.0.2.0/24"), false},
+	{mp("192.31.196.0/24"), false},
+	{mp("192.52.193.0/24"), false},
+	{mp("192.88.99.0/24"), false},
+	{mp("192.168.0.0/16"), true},
+	{mp("192.175.48.0/24"), false},
+	{mp("198.18.0.0/15"), false},
+	{mp("198.51.100.0/24"), false},
+	{mp("203.0.113.0/24"), false},
+	{mp("224.0.0.0/4"), false},
+	{mp("240.0.0.0/4"), false}, // includes 255.255.255.255
+}
+
+// refusedV6 lists the IPv6 ranges by name, for diagnostics; the 2000::/3
+// rule in classify catches the rest. NAT64, 6to4 and Teredo are refused
+// whatever IPv4 address they carry.
+var refusedV6 = []rangeEntry{
+	{mp("::/128"), false},
+	{mp("::1/128"), false},
+	{mp("64:ff9b::/96"), false},
+	{mp("64:ff9b:1::/48"), false},
+	{mp("100::/64"), false},
+	{mp("2001::/32"), false},
+	{mp("2001:10::/28"), false},
+	{mp("2001:20::/28"), false},
+	{mp("2001::/23"), false},
+	{mp("2001:db8::/32"), false},
+	{mp("2002::/16"), false},
+	{mp("2620:4f:8000::/48"), false},
+	{mp("3fff::/20"), false},
+	{mp("fc00::/7"), true},
+	{mp("fe80::/10"), false},
+	{mp("ff00::/8"), false},
+}
+
+var (
+	globalUnicastV6 = mp("2000::/3")
+	// notGlobalV6 names the refusal of an IPv6 address outside 2000::/3
+	// that no listed range covers, such as fec0::/10.
+	notGlobalV6 = mp("::/0")
+	compatV6    = mp("::/96")
+)
+
+// unwrap returns the IPv4 address carried by an IPv4-mapped or
+// IPv4-compatible IPv6 address, and a unchanged otherwise. Go's Unmap does not
+// handle the compatible form (::a.b.c.d), which Mastodon's GHSA-vwhj-3g83-v276
+// was about.
+func unwrap(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() && a.Zone() == "" && compatV6.Contains(a) {
+		b := a.As16()
+		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		// :: and ::1 are the IPv6 unspecified and loopback addresses, not
+		// compatible ones; they stay IPv6 and match their own rows.
+		if v4 != netip.IPv4Unspecified() && v4 != netip.AddrFrom4([4]byte{0, 0, 0, 1}) {
+			return v4
+		}
+	}
+	return a
+}
+
+// Refuses reports whether p refuses a, and the range that refused it. IPv4-mapped
+// and IPv4-compatible addresses are judged as the IPv4 address they carry. An
+// invalid address is refused with the zero prefix.
+func (p Policy) Refuses(a netip.Addr) (netip.Prefix, bool) {
+	if !a.IsValid() {
+		return netip.Prefix{}, true
+	}
+	a = unwrap(a).WithZone("")
+	table := refusedV6
+	if a.Is4() {
+		table = refusedV4
+	}
+	for _, r := range table {
+		if r.prefix.Contains(a) {
+			if r.private && p == PolicyNonLocal {
+				return netip.Prefix{}, false
+			}
+			return r.prefix, true
+		}
+	}
+	if a.Is6() && !globalUnicastV6.Contains(a) {
+		return notGlobalV6, true
+	}
+	return netip.Prefix{}, false
+}
+
+// guard is a Client's address rule: a policy plus an allow list.
+type guard struct {
+	policy Policy
+	allow  []netip.Prefix
+}
+
+// check returns the refused range for a, or ok. An allow-listed address is
+// admitted whether it matches as written or as the IPv4 address it carries.
+func (g *guard) check(a netip.Addr) (netip.Prefix, bool) {
+	r, refused := g.policy.Refuses(a)
+	if !refused {
+		return netip.Prefix{}, true
+	}
+	if len(g.allow) > 0 && a.IsValid() {
+		plain := a.WithZone("").Unmap()
+		inner := unwrap(plain)
+		for _, p := range g.allow {
+			if p.Contains(plain) || p.Contains(inner) {
+				return netip.Prefix{}, true
+			}
+		}
+	}
+	return r, false
+}
