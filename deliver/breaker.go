@@ -1,0 +1,138 @@
+package deliver
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Breaker defaults, as Mastodon's Stoplights are set.
+const (
+	BreakerThresholdDefault = 10
+	BreakerCoolOffDefault   = time.Minute
+)
+
+// BreakerConfig configures the circuit breaker. Config.Breaker being nil
+// turns the breaker off.
+type BreakerConfig struct {
+	// Threshold is how many failures in a row open the breaker. Defaults to
+	// BreakerThresholdDefault.
+	Threshold int
+	// CoolOff is how long an open breaker holds deliveries before letting a
+	// probe through. Defaults to BreakerCoolOffDefault.
+	CoolOff time.Duration
+	// PerInbox keys a breaker by inbox URL, as Mastodon does, instead of by
+	// host. Defaults to false (per host).
+	PerInbox bool
+	// Store keeps breaker state. Defaults to a MemoryBreakerStore of this
+	// Deliverer's own.
+	Store BreakerStore
+}
+
+// BreakerRule is what a BreakerStore needs of the configuration; the
+// deliverer passes it on every call so one store can serve several
+// configurations.
+type BreakerRule struct {
+	Threshold int
+	CoolOff   time.Duration
+}
+
+// Admission is a BreakerStore's answer for one delivery.
+type Admission struct {
+	// Allow says to send the delivery now.
+	Allow bool
+	// Probe says this delivery is the one trial of an open breaker; its
+	// outcome must be recorded with probe true.
+	Probe bool
+	// Until, for a held delivery, is when the breaker may next let one
+	// through: the end of its cool-off, or of a probe in flight.
+	Until time.Time
+}
+
+// BreakerStore keeps circuit breaker state, keyed by light name (a host, or
+// an inbox URL). Rules, for a light:
+//
+//   - closed, it admits everything; Threshold failures in a row open it
+//     until now+CoolOff; a success resets the count;
+//   - open, it holds everything (Allow false, Until the cool-off's end) until
+//     the cool-off ends, then admits one delivery as the probe; while the
+//     probe is out (at most CoolOff), every other delivery is held;
+//   - a probe that succeeds closes it; one that fails opens it until
+//     now+CoolOff; outcomes of non-probe deliveries while it is not closed
+//     are ignored.
+//
+// Implementations must be safe for concurrent use (also across processes,
+// for a shared store) and must pass delivertest.TestBreakerStore.
+type BreakerStore interface {
+	// Admit decides whether a delivery to light may be sent at now.
+	Admit(ctx context.Context, light string, now time.Time, rule BreakerRule) (Admission, error)
+	// Record reports the outcome of a delivery Admit allowed; probe is the
+	// Admission's Probe.
+	Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule BreakerRule) error
+}
+
+var _ BreakerStore = (*MemoryBreakerStore)(nil)
+
+// MemoryBreakerStore is a BreakerStore in process memory. It keeps state
+// only for lights that have failed since their last success. The zero value
+// is ready to use.
+type MemoryBreakerStore struct {
+	mu     sync.Mutex
+	lights map[string]*lightState
+}
+
+type lightState struct {
+	failures   int
+	openUntil  time.Time // zero while closed
+	probeUntil time.Time // zero when no probe is out
+}
+
+// Admit implements BreakerStore.
+func (s *MemoryBreakerStore) Admit(ctx context.Context, light string, now time.Time, rule BreakerRule) (Admission, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lights[light]
+	if l == nil || l.openUntil.IsZero() {
+		return Admission{Allow: true}, nil
+	}
+	if now.Before(l.openUntil) {
+		return Admission{Until: l.openUntil}, nil
+	}
+	if !l.probeUntil.IsZero() && now.Before(l.probeUntil) {
+		return Admission{Until: l.probeUntil}, nil
+	}
+	l.probeUntil = now.Add(rule.CoolOff)
+	return Admission{Allow: true, Probe: true}, nil
+}
+
+// Record implements BreakerStore.
+func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule BreakerRule) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lights[light]
+	open := l != nil && !l.openUntil.IsZero()
+	if open && !probe {
+		return nil
+	}
+	if ok {
+		delete(s.lights, light)
+		return nil
+	}
+	if l == nil {
+		if s.lights == nil {
+			s.lights = make(map[string]*lightState)
+		}
+		l = &lightState{}
+		s.lights[light] = l
+	}
+	if probe {
+		l.probeUntil = time.Time{}
+		l.openUntil = now.Add(rule.CoolOff)
+		return nil
+	}
+	l.failures++
+	if l.failures >= rule.Threshold {
+		l.openUntil = now.Add(rule.CoolOff)
+	}
+	return nil
+}

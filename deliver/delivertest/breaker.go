@@ -1,0 +1,209 @@
+package delivertest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/deliver"
+)
+
+// TestBreakerStore runs the conformance suite every deliver.BreakerStore must
+// pass: the rules documented on the interface. newStore returns an empty store
+// for each subtest; it may be called from parallel subtests.
+func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerStore) {
+	t.Helper()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	rule := deliver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
+	ctx := context.Background()
+	const light = "b.example"
+
+	admit := func(t *testing.T, s deliver.BreakerStore, light string, now time.Time) deliver.Admission {
+		t.Helper()
+		a, err := s.Admit(ctx, light, now, rule)
+		if err != nil {
+			t.Fatalf("Admit: %v", err)
+		}
+		return a
+	}
+	record := func(t *testing.T, s deliver.BreakerStore, light string, probe, ok bool, now time.Time) {
+		t.Helper()
+		if err := s.Record(ctx, light, probe, ok, now, rule); err != nil {
+			t.Fatalf("Record: %v", err)
+		}
+	}
+	fail := func(t *testing.T, s deliver.BreakerStore, light string, n int, now time.Time) {
+		t.Helper()
+		for range n {
+			if a := admit(t, s, light, now); !a.Allow || a.Probe {
+				t.Fatalf("closed breaker answered %+v", a)
+			}
+			record(t, s, light, false, false, now)
+		}
+	}
+	open := func(t *testing.T, s deliver.BreakerStore, now time.Time) {
+		t.Helper()
+		fail(t, s, light, rule.Threshold, now)
+	}
+
+	t.Run("ClosedAdmits", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		if a := admit(t, s, light, t0); !a.Allow || a.Probe {
+			t.Fatalf("fresh light: %+v, want allowed, not a probe", a)
+		}
+	})
+
+	t.Run("OpensAfterThresholdFailuresInARow", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		fail(t, s, light, rule.Threshold-1, t0)
+		if a := admit(t, s, light, t0); !a.Allow {
+			t.Fatalf("opened after %d failures, want %d", rule.Threshold-1, rule.Threshold)
+		}
+		record(t, s, light, false, false, t0)
+		a := admit(t, s, light, t0.Add(time.Second))
+		if a.Allow || !a.Until.Equal(t0.Add(rule.CoolOff)) {
+			t.Fatalf("after %d failures: %+v, want held until %v", rule.Threshold, a, t0.Add(rule.CoolOff))
+		}
+	})
+
+	t.Run("SuccessResetsCount", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		fail(t, s, light, rule.Threshold-1, t0)
+		admit(t, s, light, t0)
+		record(t, s, light, false, true, t0)
+		fail(t, s, light, rule.Threshold-1, t0)
+		if a := admit(t, s, light, t0); !a.Allow || a.Probe {
+			t.Fatalf("failures not consecutive, yet %+v", a)
+		}
+	})
+
+	t.Run("HeldUntilCoolOffThenProbe", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		if a := admit(t, s, light, t0.Add(rule.CoolOff-time.Millisecond)); a.Allow {
+			t.Fatalf("admitted before the cool-off ended: %+v", a)
+		}
+		if a := admit(t, s, light, t0.Add(rule.CoolOff)); !a.Allow || !a.Probe {
+			t.Fatalf("after the cool-off: %+v, want a probe", a)
+		}
+	})
+
+	t.Run("OneProbeAtATime", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		now := t0.Add(rule.CoolOff)
+		if a := admit(t, s, light, now); !a.Probe {
+			t.Fatalf("first after cool-off: %+v, want a probe", a)
+		}
+		a := admit(t, s, light, now.Add(time.Second))
+		if a.Allow || a.Until.IsZero() {
+			t.Fatalf("second while the probe is out: %+v, want held with Until", a)
+		}
+	})
+
+	t.Run("ConcurrentAdmitsYieldOneProbe", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		now := t0.Add(rule.CoolOff)
+		var probes, allowed atomic.Int32
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				a, err := s.Admit(ctx, light, now, rule)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if a.Allow {
+					allowed.Add(1)
+				}
+				if a.Probe {
+					probes.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if probes.Load() != 1 || allowed.Load() != 1 {
+			t.Fatalf("%d probes, %d allowed; want exactly 1", probes.Load(), allowed.Load())
+		}
+	})
+
+	t.Run("ProbeSuccessCloses", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		now := t0.Add(rule.CoolOff)
+		admit(t, s, light, now)
+		record(t, s, light, true, true, now)
+		for range rule.Threshold - 1 {
+			if a := admit(t, s, light, now); !a.Allow || a.Probe {
+				t.Fatalf("after a good probe: %+v, want closed", a)
+			}
+			record(t, s, light, false, false, now)
+		}
+		if a := admit(t, s, light, now); !a.Allow {
+			t.Fatalf("closing did not reset the failure count: %+v", a)
+		}
+	})
+
+	t.Run("ProbeFailureReopens", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		now := t0.Add(rule.CoolOff + 5*time.Second)
+		admit(t, s, light, now)
+		record(t, s, light, true, false, now)
+		a := admit(t, s, light, now.Add(time.Second))
+		if a.Allow || !a.Until.Equal(now.Add(rule.CoolOff)) {
+			t.Fatalf("after a failed probe: %+v, want held until %v", a, now.Add(rule.CoolOff))
+		}
+		if a := admit(t, s, light, now.Add(rule.CoolOff)); !a.Probe {
+			t.Fatalf("after the second cool-off: %+v, want a probe", a)
+		}
+	})
+
+	t.Run("LostProbeReplacedAfterCoolOff", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		now := t0.Add(rule.CoolOff)
+		admit(t, s, light, now) // the probe's process dies; no Record
+		if a := admit(t, s, light, now.Add(rule.CoolOff)); !a.Probe {
+			t.Fatalf("lost probe never replaced: %+v", a)
+		}
+	})
+
+	t.Run("NonProbeOutcomesIgnoredWhileOpen", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		record(t, s, light, false, true, t0.Add(time.Second)) // a late success from before it opened
+		if a := admit(t, s, light, t0.Add(2*time.Second)); a.Allow {
+			t.Fatalf("a non-probe success closed an open breaker: %+v", a)
+		}
+		record(t, s, light, false, false, t0.Add(30*time.Second))
+		if a := admit(t, s, light, t0.Add(rule.CoolOff)); !a.Probe {
+			t.Fatalf("a non-probe failure extended the cool-off: %+v", a)
+		}
+	})
+
+	t.Run("LightsIndependent", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		if a := admit(t, s, "c.example", t0); !a.Allow || a.Probe {
+			t.Fatalf("another light: %+v, want closed", a)
+		}
+		if a := admit(t, s, "https://b.example/inbox", t0); !a.Allow {
+			t.Fatalf("an inbox-URL light shares a host light's state: %+v", a)
+		}
+	})
+}

@@ -1,0 +1,21 @@
+// Package delivertest holds the conformance suites every deliver.Queue and
+// deliver.BreakerStore implementation must pass.
+//
+// A backend's test calls them with a constructor for an empty store:
+//
+//	func TestQueue(t *testing.T) {
+//		delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
+//			return pgqueue.New(pgtest.Pool(t), nil)
+//		})
+//	}
+//
+//	func TestBreakerStore(t *testing.T) {
+//		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
+//			c, prefix := redistest.Client(t)
+//			return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
+//		})
+//	}
+//
+// The suites pass explicit times to the store (ClaimOpts.Now, the now of
+// Admit and Record) and never sleep.
+package delivertest

@@ -1,0 +1,467 @@
+package delivertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/deliver"
+)
+
+// TestQueue runs the conformance suite every deliver.Queue must pass.
+// newQueue returns an empty queue for each subtest; it may be called from
+// parallel subtests.
+func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
+	t.Helper()
+	// Whole seconds in UTC, so a backend storing timestamps at microsecond
+	// precision (Postgres) compares equal.
+	t0 := time.Now().UTC().Truncate(time.Second)
+	lease := 5 * time.Minute
+	ctx := context.Background()
+
+	env := func(tag string, inboxes ...string) *deliver.Envelope {
+		return &deliver.Envelope{
+			KeyID:      "https://a.example/users/alice#main-key",
+			ActivityID: "https://a.example/activities/" + tag,
+			ActorID:    "https://a.example/users/alice",
+			Body:       []byte(`{"id":"https://a.example/activities/` + tag + `"}`),
+			Inboxes:    inboxes,
+			EnqueuedAt: t0,
+			Tag:        tag,
+		}
+	}
+	claim := func(t *testing.T, q deliver.Queue, now time.Time, limit int) []*deliver.Job {
+		t.Helper()
+		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: now, Lease: lease, Limit: limit})
+		if err != nil {
+			t.Fatalf("Claim: %v", err)
+		}
+		return jobs
+	}
+	enqueue := func(t *testing.T, q deliver.Queue, e *deliver.Envelope) {
+		t.Helper()
+		if err := q.Enqueue(ctx, e); err != nil {
+			t.Fatalf("Enqueue: %v", err)
+		}
+	}
+	finish := func(t *testing.T, q deliver.Queue, j *deliver.Job, o deliver.Outcome) {
+		t.Helper()
+		if err := q.Finish(ctx, j.Ref(), o); err != nil {
+			t.Fatalf("Finish(%d): %v", j.ID, err)
+		}
+	}
+	inboxesOf := func(jobs []*deliver.Job) []string {
+		var s []string
+		for _, j := range jobs {
+			s = append(s, j.Inbox)
+		}
+		return s
+	}
+	status := func(t *testing.T, q deliver.Queue, tag string) deliver.BatchStatus {
+		t.Helper()
+		s, err := q.Status(ctx, tag)
+		if err != nil {
+			t.Fatalf("Status: %v", err)
+		}
+		return s
+	}
+
+	t.Run("FanOutOneJobPerInbox", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		e := env("fan", "https://b.example/inbox", "https://c.example/inbox", "https://d.example/inbox")
+		e.Deadline = t0.Add(time.Hour)
+		e.MaxAttempts = 3
+		e.OrderingKey = "obj"
+		e.SynchronizeCollection = true
+		enqueue(t, q, e)
+		jobs := claim(t, q, t0, 10)
+		got := inboxesOf(jobs)
+		slices.Sort(got)
+		if !slices.Equal(got, e.Inboxes) {
+			t.Fatalf("claimed inboxes %v, want %v", got, e.Inboxes)
+		}
+		ids := map[int64]bool{}
+		for _, j := range jobs {
+			if ids[j.ID] {
+				t.Errorf("job ID %d claimed twice", j.ID)
+			}
+			ids[j.ID] = true
+			g := j.Envelope
+			if g.KeyID != e.KeyID || g.ActivityID != e.ActivityID || g.ActorID != e.ActorID ||
+				string(g.Body) != string(e.Body) || g.Tag != e.Tag || !g.Deadline.Equal(e.Deadline) ||
+				g.MaxAttempts != 3 || g.Lane != deliver.LaneNormal || g.OrderingKey != "obj" ||
+				!g.SynchronizeCollection {
+				t.Errorf("envelope did not round-trip: got %+v", g)
+			}
+			if j.Attempts != 0 {
+				t.Errorf("fresh job has Attempts %d", j.Attempts)
+			}
+			if !j.LeaseUntil.Equal(t0.Add(lease)) {
+				t.Errorf("LeaseUntil %v, want %v", j.LeaseUntil, t0.Add(lease))
+			}
+		}
+		if s := status(t, q, "fan"); s.Pending != 3 {
+			t.Errorf("status %+v, want 3 pending", s)
+		}
+	})
+
+	t.Run("NotDueNotClaimed", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		e := env("due", "https://b.example/inbox")
+		e.EnqueuedAt = t0.Add(time.Minute)
+		enqueue(t, q, e)
+		if jobs := claim(t, q, t0, 10); len(jobs) != 0 {
+			t.Fatalf("claimed %d jobs before they were due", len(jobs))
+		}
+		if jobs := claim(t, q, t0.Add(time.Minute), 10); len(jobs) != 1 {
+			t.Fatalf("claimed %d jobs when due, want 1", len(jobs))
+		}
+	})
+
+	t.Run("LimitRespected", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("lim", "https://b.example/1", "https://b.example/2", "https://b.example/3"))
+		if jobs := claim(t, q, t0, 2); len(jobs) != 2 {
+			t.Fatalf("claimed %d, want 2", len(jobs))
+		}
+		if jobs := claim(t, q, t0, 2); len(jobs) != 1 {
+			t.Fatalf("claimed %d, want the 1 left", len(jobs))
+		}
+	})
+
+	t.Run("DueOrderThenEnqueueOrder", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		late := env("late", "https://b.example/late")
+		late.EnqueuedAt = t0.Add(-time.Second)
+		early := env("early", "https://b.example/early")
+		early.EnqueuedAt = t0.Add(-time.Minute)
+		enqueue(t, q, late)
+		enqueue(t, q, early)
+		enqueue(t, q, env("same", "https://b.example/s1", "https://b.example/s2"))
+		var got []string
+		for range 4 {
+			got = append(got, inboxesOf(claim(t, q, t0, 1))...)
+		}
+		want := []string{"https://b.example/early", "https://b.example/late", "https://b.example/s1", "https://b.example/s2"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("claim order %v, want %v", got, want)
+		}
+	})
+
+	t.Run("Lanes", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		low := env("low", "https://b.example/low")
+		low.Lane = deliver.LaneLow
+		low.EnqueuedAt = t0.Add(-time.Hour) // due longest, still last
+		normal := env("normal", "https://b.example/normal")
+		normal.EnqueuedAt = t0.Add(-time.Minute)
+		prio := env("prio", "https://b.example/prio")
+		prio.Lane = deliver.LanePriority
+		enqueue(t, q, low)
+		enqueue(t, q, normal)
+		enqueue(t, q, prio)
+		var got []string
+		for range 3 {
+			jobs := claim(t, q, t0, 1)
+			got = append(got, inboxesOf(jobs)...)
+		}
+		want := []string{"https://b.example/prio", "https://b.example/normal", "https://b.example/low"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("lane order %v, want %v", got, want)
+		}
+	})
+
+	t.Run("LowLaneOnlyWhenNothingElseDue", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		low := env("low", "https://b.example/low")
+		low.Lane = deliver.LaneLow
+		normal := env("normal", "https://b.example/normal")
+		normal.EnqueuedAt = t0.Add(time.Minute) // not yet due
+		enqueue(t, q, low)
+		enqueue(t, q, normal)
+		got := inboxesOf(claim(t, q, t0, 10))
+		if !slices.Equal(got, []string{"https://b.example/low"}) {
+			t.Fatalf("claimed %v, want the low job when nothing else is due", got)
+		}
+	})
+
+	t.Run("LeaseHoldsThenLapses", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("lease", "https://b.example/inbox"))
+		first := claim(t, q, t0, 10)
+		if len(first) != 1 {
+			t.Fatalf("claimed %d, want 1", len(first))
+		}
+		if again := claim(t, q, t0.Add(lease-time.Second), 10); len(again) != 0 {
+			t.Fatalf("leased job claimed again before its lease lapsed")
+		}
+		second := claim(t, q, t0.Add(lease), 10)
+		if len(second) != 1 || second[0].ID != first[0].ID {
+			t.Fatalf("lapsed lease: claimed %v, want job %d again", inboxesOf(second), first[0].ID)
+		}
+		if second[0].Token == first[0].Token {
+			t.Fatalf("reclaim kept fencing token %d", first[0].Token)
+		}
+		err := q.Finish(ctx, first[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		if !errors.Is(err, deliver.ErrLeaseLost) {
+			t.Fatalf("Finish with stale token: %v, want ErrLeaseLost", err)
+		}
+		finish(t, q, second[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		if s := status(t, q, "lease"); s.Pending != 0 || s.Delivered != 1 {
+			t.Fatalf("status %+v, want 1 delivered", s)
+		}
+	})
+
+	t.Run("FinishTwiceLosesLease", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("twice", "https://b.example/inbox"))
+		j := claim(t, q, t0, 1)[0]
+		finish(t, q, j, deliver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 1})
+		err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 2})
+		if !errors.Is(err, deliver.ErrLeaseLost) {
+			t.Fatalf("second Finish of one claim: %v, want ErrLeaseLost", err)
+		}
+	})
+
+	t.Run("RetryAt", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("retry", "https://b.example/inbox"))
+		j := claim(t, q, t0, 1)[0]
+		at := t0.Add(30 * time.Second)
+		finish(t, q, j, deliver.Outcome{Result: deliver.ResultPending, RetryAt: at, Attempts: 1})
+		if jobs := claim(t, q, at.Add(-time.Second), 10); len(jobs) != 0 {
+			t.Fatalf("retried job claimed before RetryAt")
+		}
+		jobs := claim(t, q, at, 10)
+		if len(jobs) != 1 || jobs[0].Attempts != 1 {
+			t.Fatalf("claimed %d jobs (attempts %v), want 1 with Attempts 1", len(jobs), jobs)
+		}
+		if s := status(t, q, "retry"); s.Pending != 1 {
+			t.Fatalf("status %+v, want 1 pending", s)
+		}
+	})
+
+	t.Run("SettleCountsEachResult", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("settle", "https://b.example/1", "https://b.example/2", "https://b.example/3", "https://b.example/4", "https://b.example/5"))
+		jobs := claim(t, q, t0, 10)
+		if len(jobs) != 5 {
+			t.Fatalf("claimed %d, want 5", len(jobs))
+		}
+		results := []deliver.Result{deliver.ResultDelivered, deliver.ResultDelivered, deliver.ResultFailed, deliver.ResultGaveUp, deliver.ResultSkipped}
+		for i, j := range jobs {
+			finish(t, q, j, deliver.Outcome{Result: results[i], Attempts: 1})
+		}
+		want := deliver.BatchStatus{Delivered: 2, Failed: 1, GaveUp: 1, Skipped: 1}
+		if s := status(t, q, "settle"); s != want {
+			t.Fatalf("status %+v, want %+v", s, want)
+		}
+		if jobs := claim(t, q, t0.Add(24*time.Hour), 10); len(jobs) != 0 {
+			t.Fatalf("settled jobs claimed again")
+		}
+		if s := status(t, q, "no-such-tag"); s != (deliver.BatchStatus{}) {
+			t.Fatalf("unknown tag status %+v, want zero", s)
+		}
+	})
+
+	t.Run("OrderingKeyHoldsSuccessor", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		create := env("create", "https://b.example/inbox", "https://c.example/inbox")
+		create.OrderingKey = "https://a.example/notes/1"
+		del := env("delete", "https://b.example/inbox", "https://c.example/inbox")
+		del.OrderingKey = "https://a.example/notes/1"
+		enqueue(t, q, create)
+		enqueue(t, q, del)
+		jobs := claim(t, q, t0, 10)
+		for _, j := range jobs {
+			if j.Envelope.Tag != "create" {
+				t.Fatalf("claimed %s to %s while its Create was queued", j.Envelope.Tag, j.Inbox)
+			}
+		}
+		if len(jobs) != 2 {
+			t.Fatalf("claimed %d, want both Creates", len(jobs))
+		}
+		var toB, toC *deliver.Job
+		for _, j := range jobs {
+			if j.Inbox == "https://b.example/inbox" {
+				toB = j
+			} else {
+				toC = j
+			}
+		}
+		// The Create to b is retried later; its Delete must still wait, even
+		// though the Delete is due sooner.
+		finish(t, q, toB, deliver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1})
+		finish(t, q, toC, deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		got := claim(t, q, t0.Add(time.Minute), 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "delete" || got[0].Inbox != "https://c.example/inbox" {
+			t.Fatalf("claimed %v, want only the Delete to c", describe(got))
+		}
+		finish(t, q, got[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		got = claim(t, q, t0.Add(time.Hour), 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "create" {
+			t.Fatalf("claimed %v, want the retried Create to b", describe(got))
+		}
+		finish(t, q, got[0], deliver.Outcome{Result: deliver.ResultGaveUp, Attempts: 2})
+		got = claim(t, q, t0.Add(time.Hour), 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "delete" || got[0].Inbox != "https://b.example/inbox" {
+			t.Fatalf("claimed %v, want the Delete to b once its Create gave up", describe(got))
+		}
+	})
+
+	t.Run("OrderingKeysIndependent", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		a := env("a", "https://b.example/inbox")
+		a.OrderingKey = "k1"
+		b := env("b", "https://b.example/inbox")
+		b.OrderingKey = "k2"
+		c := env("c", "https://b.example/inbox") // no key: never waits
+		enqueue(t, q, a)
+		enqueue(t, q, b)
+		enqueue(t, q, c)
+		if got := claim(t, q, t0, 10); len(got) != 3 {
+			t.Fatalf("claimed %v, want all three", describe(got))
+		}
+	})
+
+	t.Run("OrderingSurvivesLeaseLapse", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		a := env("first", "https://b.example/inbox")
+		a.OrderingKey = "k"
+		b := env("second", "https://b.example/inbox")
+		b.OrderingKey = "k"
+		enqueue(t, q, a)
+		enqueue(t, q, b)
+		claim(t, q, t0, 10)
+		got := claim(t, q, t0.Add(lease), 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "first" {
+			t.Fatalf("after a lapsed lease claimed %v, want the first again", describe(got))
+		}
+	})
+
+	t.Run("DropByActivityActorTag", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		a := env("dropa", "https://b.example/1", "https://b.example/2")
+		b := env("dropb", "https://b.example/1")
+		b.ActorID = "https://a.example/users/bob"
+		c := env("dropc", "https://b.example/1")
+		c.ActorID = "https://a.example/users/carol"
+		for _, e := range []*deliver.Envelope{a, b, c} {
+			enqueue(t, q, e)
+		}
+		if _, err := q.Drop(ctx, deliver.DropFilter{}); !errors.Is(err, deliver.ErrEmptyDropFilter) {
+			t.Fatalf("Drop(empty): %v, want ErrEmptyDropFilter", err)
+		}
+		claimed := claim(t, q, t0, 1) // a claimed job is dropped too
+		n, err := q.Drop(ctx, deliver.DropFilter{ActivityID: a.ActivityID})
+		if err != nil || n != 2 {
+			t.Fatalf("Drop(activity) = %d, %v; want 2", n, err)
+		}
+		if err := q.Finish(ctx, claimed[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); !errors.Is(err, deliver.ErrLeaseLost) {
+			t.Fatalf("Finish of a dropped job: %v, want ErrLeaseLost", err)
+		}
+		n, err = q.Drop(ctx, deliver.DropFilter{ActorID: b.ActorID})
+		if err != nil || n != 1 {
+			t.Fatalf("Drop(actor) = %d, %v; want 1", n, err)
+		}
+		n, err = q.Drop(ctx, deliver.DropFilter{Tag: "dropc", ActorID: "https://a.example/users/nobody"})
+		if err != nil || n != 0 {
+			t.Fatalf("Drop(tag, other actor) = %d, %v; want 0", n, err)
+		}
+		n, err = q.Drop(ctx, deliver.DropFilter{Tag: "dropc"})
+		if err != nil || n != 1 {
+			t.Fatalf("Drop(tag) = %d, %v; want 1", n, err)
+		}
+		if got := claim(t, q, t0.Add(24*time.Hour), 10); len(got) != 0 {
+			t.Fatalf("dropped jobs claimed: %v", describe(got))
+		}
+		if s := status(t, q, "dropa"); s.Pending != 0 || s.Dropped != 2 {
+			t.Fatalf("status %+v, want 2 dropped", s)
+		}
+	})
+
+	t.Run("DropLetsSuccessorThrough", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		a := env("create", "https://b.example/inbox")
+		a.OrderingKey = "k"
+		b := env("delete", "https://b.example/inbox")
+		b.OrderingKey = "k"
+		enqueue(t, q, a)
+		enqueue(t, q, b)
+		if _, err := q.Drop(ctx, deliver.DropFilter{Tag: "create"}); err != nil {
+			t.Fatal(err)
+		}
+		got := claim(t, q, t0, 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "delete" {
+			t.Fatalf("claimed %v, want the Delete after its Create was dropped", describe(got))
+		}
+	})
+
+	t.Run("ConcurrentClaimsNeverShareAJob", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		var inboxes []string
+		for i := range 60 {
+			inboxes = append(inboxes, fmt.Sprintf("https://h%d.example/inbox", i))
+		}
+		enqueue(t, q, env("conc", inboxes...))
+		var mu sync.Mutex
+		seen := map[int64]int{}
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				for {
+					jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: lease, Limit: 4})
+					if err != nil {
+						t.Errorf("Claim: %v", err)
+						return
+					}
+					if len(jobs) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, j := range jobs {
+						seen[j.ID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != 60 {
+			t.Errorf("claimed %d distinct jobs, want 60", len(seen))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("job %d claimed %d times", id, n)
+			}
+		}
+	})
+}
+
+func describe(jobs []*deliver.Job) []string {
+	var s []string
+	for _, j := range jobs {
+		s = append(s, j.Envelope.Tag+"->"+j.Inbox)
+	}
+	return s
+}
