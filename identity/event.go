@@ -1,0 +1,88 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// IdentityEvent is a Jetstream #identity event. Handle is carried for
+// logging only: the Refresher never trusts it.
+type IdentityEvent struct {
+	DID    string
+	Seq    int64
+	Time   time.Time
+	Handle string
+}
+
+// ErrNotIdentityEvent is returned by DecodeIdentityEvent for a frame of
+// another kind.
+var ErrNotIdentityEvent = errors.New("identity: not an identity event")
+
+// maxFrameBytes bounds what DecodeIdentityEvent parses; identity frames are
+// a few hundred bytes.
+const maxFrameBytes = 64 << 10
+
+// DecodeIdentityEvent decodes a Jetstream v1 frame of kind "identity". A
+// frame of another kind is ErrNotIdentityEvent; a malformed one is an error
+// the consumer should treat as permanent.
+func DecodeIdentityEvent(frame []byte) (IdentityEvent, error) {
+	if len(frame) > maxFrameBytes {
+		return IdentityEvent{}, errors.New("identity: frame too large")
+	}
+	var env struct {
+		DID      string `json:"did"`
+		Kind     string `json:"kind"`
+		Identity *struct {
+			DID    string `json:"did"`
+			Seq    int64  `json:"seq"`
+			Time   string `json:"time"`
+			Handle string `json:"handle"`
+		} `json:"identity"`
+	}
+	if err := json.Unmarshal(frame, &env); err != nil {
+		return IdentityEvent{}, fmt.Errorf("identity: malformed frame: %w", err)
+	}
+	if env.Kind != "identity" {
+		return IdentityEvent{}, ErrNotIdentityEvent
+	}
+	if env.Identity == nil {
+		return IdentityEvent{}, errors.New("identity: identity frame without body")
+	}
+	ev := IdentityEvent{DID: env.Identity.DID, Seq: env.Identity.Seq, Handle: env.Identity.Handle}
+	if ev.DID == "" {
+		ev.DID = env.DID
+	}
+	if env.DID != "" && env.DID != ev.DID {
+		return IdentityEvent{}, errors.New("identity: envelope and body name different DIDs")
+	}
+	if env.Identity.Time != "" {
+		t, err := time.Parse(time.RFC3339Nano, env.Identity.Time)
+		if err != nil {
+			return IdentityEvent{}, fmt.Errorf("identity: bad time: %w", err)
+		}
+		ev.Time = t
+	}
+	return ev, nil
+}
+
+// HandleIdentityEvent applies one identity event, for users and communities
+// alike. The DID is looked up in the Store first: an unknown DID costs that
+// one read, no resolver call, and returns nil. A known DID is refreshed with
+// RefreshHandle whatever the event says about its handle, present or not.
+// A malformed DID is permanent.
+func (r *Refresher) HandleIdentityEvent(ctx context.Context, ev IdentityEvent) error {
+	did, err := ParseDID(ev.DID)
+	if err != nil {
+		return permanent(DID(ev.DID), ReasonInvalidDID, err)
+	}
+	if _, err := r.store.Subject(ctx, did); err != nil {
+		if errors.Is(err, ErrUnknownDID) {
+			return nil
+		}
+		return unresolved(did, ReasonStoreFailed, err)
+	}
+	return r.RefreshHandle(ctx, did)
+}

@@ -1,0 +1,362 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/origin"
+)
+
+// Kind says which application table a Subject lives in.
+type Kind uint8
+
+const (
+	// KindUser is an account row.
+	KindUser Kind = iota + 1
+	// KindCommunity is a community row: its handle changes also pass
+	// CommunityHooks.
+	KindCommunity
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindUser:
+		return "user"
+	case KindCommunity:
+		return "community"
+	}
+	return "unknown"
+}
+
+// Subject is the application's row for a DID, as the Refresher needs it.
+type Subject struct {
+	DID    DID
+	Kind   Kind
+	Handle Handle // the stored handle; zero if none
+	// PDS is the stored PDS URL. The Refresher never trusts it; Sweep
+	// uses it only to pick the rows to check.
+	PDS string
+	// HostedBy is a community's stored hosted-by DID, for CommunityHooks.
+	HostedBy DID
+	// HasOrigin reports that the row holds a non-empty origin field, so a
+	// DID seen off the bridge needs clearing.
+	HasOrigin bool
+}
+
+// Store is the application's table access. Subject must be one indexed read:
+// the firehose carries the identity events of the whole network.
+type Store interface {
+	// Subject returns did's row, or an error matching ErrUnknownDID.
+	Subject(ctx context.Context, did DID) (Subject, error)
+	// SetHandle writes h as s's handle; a unique conflict is ErrHandleTaken.
+	SetHandle(ctx context.Context, s Subject, h Handle) error
+	// ClearOrigin writes cleared (every field "", never NULL) over s's
+	// origin fields.
+	ClearOrigin(ctx context.Context, s Subject, cleared origin.Fields) error
+}
+
+// CommunityHooks are the application's extra checks on a community's new handle.
+type CommunityHooks interface {
+	// ValidateHandle refuses a handle the application does not allow for
+	// communities; any error is permanent and keeps the old handle.
+	ValidateHandle(h Handle) error
+	// CheckHostedBy re-checks s's hosted-by claim against id. An error
+	// matching ErrHostedByMismatch is permanent and keeps the old handle;
+	// any other error is unresolved.
+	CheckHostedBy(ctx context.Context, s Subject, id *Identity) error
+}
+
+// Defaults for RefresherConfig.
+const (
+	ResolveTimeoutDefault = 5 * time.Second // identityResolveTimeout
+)
+
+// RefresherConfig configures a Refresher.
+type RefresherConfig struct {
+	// Cache is the caching resolver (or any Purger) whose entries a
+	// refresh purges. Defaults to none.
+	Cache Purger
+	// Lock serialises refreshes per DID. Required at refresh time: a nil
+	// Lock or one with a non-positive Wait fails every refresh closed with
+	// ErrLockUnavailable before anything is purged. Defaults to nil.
+	Lock Lock
+	// Community checks community handles. Defaults to nil, which refuses
+	// (permanently) every community handle change.
+	Community CommunityHooks
+	// TrustedHosts are the bridge PDS hosts. A refresh that finds a row
+	// with origin fields whose DID is no longer on a trusted PDS under its
+	// handle's registrable domain clears the fields. Defaults to none
+	// (deny by default: every origin field is cleared on refresh).
+	TrustedHosts []string
+	// ResolveTimeout bounds one uncached resolution, every leg included.
+	// Defaults to ResolveTimeoutDefault.
+	ResolveTimeout time.Duration
+	// DebounceTTL is how long a resolution that hit its deadline
+	// suppresses the next ones. Defaults to DebounceTTLDefault.
+	DebounceTTL time.Duration
+	// DebounceMaxEntries caps the debounce. Defaults to DebounceMaxEntriesDefault.
+	DebounceMaxEntries int
+	// Now is the clock for the debounce. Defaults to time.Now.
+	Now func() time.Time
+	// Logger receives one line per refresh outcome at debug level.
+	// Defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Refresher keeps stored handles current: the identity-event path, the
+// per-DID locked refresh and the reconciliation sweep.
+type Refresher struct {
+	resolver Resolver
+	store    Store
+	cfg      RefresherConfig
+	trusted  map[string]bool
+	debounce *debounce
+}
+
+// NewRefresher builds a Refresher. resolver must be uncached: a *Cache is
+// refused, because a refresh must see the network's current state.
+func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refresher, error) {
+	if resolver == nil || store == nil {
+		return nil, errors.New("identity: NewRefresher: nil resolver or store")
+	}
+	if _, ok := resolver.(*Cache); ok {
+		return nil, errors.New("identity: NewRefresher: resolver must be uncached")
+	}
+	r := &Refresher{resolver: resolver, store: store}
+	if cfg != nil {
+		r.cfg = *cfg
+	}
+	if r.cfg.ResolveTimeout <= 0 {
+		r.cfg.ResolveTimeout = ResolveTimeoutDefault
+	}
+	if r.cfg.DebounceTTL <= 0 {
+		r.cfg.DebounceTTL = DebounceTTLDefault
+	}
+	if r.cfg.DebounceMaxEntries <= 0 {
+		r.cfg.DebounceMaxEntries = DebounceMaxEntriesDefault
+	}
+	if r.cfg.Now == nil {
+		r.cfg.Now = time.Now
+	}
+	if r.cfg.Logger == nil {
+		r.cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r.trusted = make(map[string]bool)
+	for _, h := range r.cfg.TrustedHosts {
+		if n := normalizeHost(h); n != "" {
+			r.trusted[n] = true
+		}
+	}
+	r.debounce = newDebounce(r.cfg.DebounceTTL, r.cfg.DebounceMaxEntries)
+	return r, nil
+}
+
+// RefreshHandle re-resolves did and stores its verified handle, in the
+// seed's order: purge the DID from the cache; check the timeout debounce;
+// resolve uncached under ResolveTimeout; verify the handle; take the per-DID
+// lock; re-read the stored handle inside it; purge the old handle's cache
+// entry; write the new handle.
+//
+// Inside the lock, a handle that differs from the stored one is confirmed by
+// a second uncached resolution before it is written, so a refresher that
+// resolved before a rename cannot overwrite one that resolved after it.
+//
+// Errors are *RefreshError; test them with errors.Is against ErrUnresolved,
+// ErrPermanent, ErrBusy and ErrDeferred.
+func (r *Refresher) RefreshHandle(ctx context.Context, did DID) error {
+	_, err := r.refresh(ctx, did)
+	return err
+}
+
+// refreshResult says what a successful refresh did.
+type refreshResult struct {
+	old, new      Handle
+	updated       bool
+	originCleared bool
+}
+
+func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error) {
+	var res refreshResult
+	// Fail closed before touching anything.
+	if r.cfg.Lock == nil || r.cfg.Lock.Wait() <= 0 {
+		return res, unresolved(did, ReasonLockUnavailable, ErrLockUnavailable)
+	}
+	if _, err := ParseDID(string(did)); err != nil {
+		return res, permanent(did, ReasonInvalidDID, err)
+	}
+	if r.cfg.Cache != nil {
+		if err := r.cfg.Cache.Purge(ctx, did); err != nil {
+			return res, unresolved(did, ReasonPurgeFailed, err)
+		}
+	}
+	if r.debounce.active(did, r.cfg.Now()) {
+		e := unresolved(did, ReasonDebounced, nil)
+		e.Deferred = true
+		return res, e
+	}
+	id, h, err := r.resolveVerified(ctx, did)
+	if err != nil {
+		return res, err
+	}
+	err = r.cfg.Lock.WithLock(ctx, did, func(ctx context.Context) error {
+		s, err := r.store.Subject(ctx, did)
+		if errors.Is(err, ErrUnknownDID) {
+			// Deleted between the first read and this one: transient.
+			return unresolved(did, ReasonRowGone, err)
+		}
+		if err != nil {
+			return unresolved(did, ReasonStoreFailed, err)
+		}
+		res.old, res.new = s.Handle, h
+		if s.Handle != h {
+			// Confirm with a resolution that started inside the lock:
+			// lock order is then resolution order.
+			if id, h, err = r.resolveVerified(ctx, did); err != nil {
+				return err
+			}
+			res.new = h
+		}
+		if s.Handle != h {
+			if err := r.checkCommunity(ctx, s, id, h); err != nil {
+				return err
+			}
+			if r.cfg.Cache != nil {
+				// Purge before writing, so a failed purge is redriven
+				// rather than lost.
+				if !s.Handle.IsZero() {
+					if err := r.cfg.Cache.PurgeHandle(ctx, s.Handle); err != nil {
+						return unresolved(did, ReasonPurgeFailed, err)
+					}
+				}
+				if err := r.cfg.Cache.PurgeHandle(ctx, h); err != nil {
+					return unresolved(did, ReasonPurgeFailed, err)
+				}
+			}
+			if err := r.store.SetHandle(ctx, s, h); err != nil {
+				if errors.Is(err, ErrHandleTaken) {
+					return unresolved(did, ReasonHandleTaken, err)
+				}
+				return unresolved(did, ReasonStoreFailed, err)
+			}
+			res.updated = true
+		}
+		if s.HasOrigin && !r.onBridge(id, h) {
+			if err := r.store.ClearOrigin(ctx, s, clearedOrigin); err != nil {
+				return unresolved(did, ReasonStoreFailed, err)
+			}
+			res.originCleared = true
+		}
+		return nil
+	})
+	if err != nil {
+		return res, r.lockError(ctx, did, err)
+	}
+	r.cfg.Logger.DebugContext(ctx, "identity refreshed", "did", did, "updated", res.updated, "origin_cleared", res.originCleared)
+	return res, nil
+}
+
+// clearedOrigin is what a cleared row holds: every field "", not NULL.
+var clearedOrigin = origin.Fields{}
+
+func (r *Refresher) lockError(ctx context.Context, did DID, err error) error {
+	var re *RefreshError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.Is(err, ErrLockBusy):
+		return &RefreshError{DID: did, Class: ClassBusy, Deferred: true, Reason: ReasonLockBusy, Err: err}
+	case ctx.Err() != nil:
+		return unresolved(did, ReasonCancelled, err)
+	case errors.Is(err, ErrLockUnavailable):
+		return unresolved(did, ReasonLockUnavailable, err)
+	}
+	return unresolved(did, ReasonStoreFailed, fmt.Errorf("lock: %w", err))
+}
+
+func (r *Refresher) checkCommunity(ctx context.Context, s Subject, id *Identity, h Handle) error {
+	if s.Kind != KindCommunity {
+		return nil
+	}
+	if r.cfg.Community == nil {
+		return permanent(s.DID, ReasonInvalidHandle, errors.New("no community hooks configured"))
+	}
+	if err := r.cfg.Community.ValidateHandle(h); err != nil {
+		return permanent(s.DID, ReasonInvalidHandle, err)
+	}
+	if err := r.cfg.Community.CheckHostedBy(ctx, s, id); err != nil {
+		if errors.Is(err, ErrHostedByMismatch) {
+			return permanent(s.DID, ReasonHostedByMismatch, err)
+		}
+		return unresolved(s.DID, ReasonHostedByPending, err)
+	}
+	return nil
+}
+
+// resolveVerified resolves did uncached under ResolveTimeout and verifies
+// its handle. Only a deadline hit while the caller is still live is
+// recorded in the debounce.
+func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Handle, error) {
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.ResolveTimeout)
+	defer cancel()
+	id, err := r.resolver.LookupDID(rctx, did)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, "", unresolved(did, ReasonCancelled, err)
+		case errors.Is(rctx.Err(), context.DeadlineExceeded):
+			r.debounce.record(did, r.cfg.Now())
+			return nil, "", unresolved(did, ReasonResolveTimeout, err)
+		case errors.Is(err, ErrInvalidDID):
+			return nil, "", permanent(did, ReasonInvalidDID, err)
+		}
+		return nil, "", unresolved(did, ReasonResolveFailed, err)
+	}
+	h, err := VerifiedHandle(id, did)
+	switch {
+	case errors.Is(err, ErrSubjectMismatch):
+		return nil, "", permanent(did, ReasonSubjectMismatch, err)
+	case err != nil:
+		return nil, "", unresolved(did, ReasonUnverified, err)
+	}
+	return id, h, nil
+}
+
+// onBridge reports whether id names a trusted PDS whose registrable domain
+// is the verified handle's. Any doubt is false.
+func (r *Refresher) onBridge(id *Identity, h Handle) bool {
+	if id == nil || id.PDS == "" || !r.trusted[normalizeHost(id.PDS)] {
+		return false
+	}
+	return origin.SameRegistrableDomain(string(h), id.PDS)
+}
+
+// normalizeHost reduces a trusted-host entry or a PDS URL to a lower-case
+// host[:port] without a default port; schemeless values are tolerated.
+// Unparseable input gives "".
+func normalizeHost(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	port := u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	if port != "" {
+		return host + ":" + port
+	}
+	return host
+}

@@ -1,0 +1,207 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// SweepConcurrencyDefault is how many rows Sweep checks at once.
+const SweepConcurrencyDefault = 4
+
+// Lister lists the application's rows for Sweep.
+type Lister interface {
+	// ListBridged calls fn for every user and community row whose PDS
+	// host may be in hosts (a hint: Sweep filters again). It stops at
+	// fn's first error and returns it.
+	ListBridged(ctx context.Context, hosts []string, fn func(Subject) error) error
+}
+
+// SweepOpts are the options of one Sweep run.
+type SweepOpts struct {
+	// DryRun resolves and verifies only: no purge, no lock, no write.
+	DryRun bool
+	// ClearCacheFirst empties the cache store before the run. It needs
+	// RefresherConfig.Cache to be a *Cache (or CacheClearer) and cannot be
+	// combined with DryRun.
+	ClearCacheFirst bool
+	// TrustedHosts picks the rows to check by their stored PDS. Defaults to
+	// RefresherConfig.TrustedHosts.
+	TrustedHosts []string
+	// Concurrency is how many rows are checked at once; size the lock's
+	// pool to it. Defaults to SweepConcurrencyDefault.
+	Concurrency int
+	// Progress, if set, is called after each row, from one goroutine at a
+	// time.
+	Progress func(SweepProgress)
+}
+
+// SweepProgress reports a Sweep's progress.
+type SweepProgress struct {
+	Done int      // rows finished so far
+	Row  SweepRow // the row just finished
+}
+
+// SweepRow is one checked row.
+type SweepRow struct {
+	DID      DID
+	Kind     Kind
+	Stored   Handle // the handle stored before the run
+	Verified Handle // the verified handle, when resolution got that far
+	Reason   string // a Reason constant
+	// OriginCleared reports that the row's origin fields were cleared
+	// because its DID is no longer on the bridge.
+	OriginCleared bool
+	Err           error `json:"-"`
+}
+
+// Matched reports whether the row ends the run matching its verified handle.
+func (r SweepRow) Matched() bool { return r.Reason == ReasonMatched || r.Reason == ReasonUpdated }
+
+// SweepReport is the outcome of a Sweep, one row per bridged subject, in
+// completion order.
+type SweepReport struct {
+	DryRun bool
+	Rows   []SweepRow
+}
+
+// AllMatched reports whether every bridged row matches its verified handle:
+// each was already correct or was updated in this run. A dry run with a
+// pending update is not all matched, nor is a run with any error.
+func (r *SweepReport) AllMatched() bool {
+	for _, row := range r.Rows {
+		if !row.Matched() {
+			return false
+		}
+	}
+	return true
+}
+
+// Counts tallies rows by reason.
+func (r *SweepReport) Counts() map[string]int {
+	m := make(map[string]int)
+	for _, row := range r.Rows {
+		m[row.Reason]++
+	}
+	return m
+}
+
+// ErrSweepOptions is returned by Sweep for contradictory options.
+var ErrSweepOptions = errors.New("identity: invalid sweep options")
+
+// Sweep re-checks every bridged row the Lister returns: each DID is resolved
+// fresh and, unless DryRun, written through the same locked refresh as
+// identity events. Per-row failures go into the report; Sweep's own error
+// is for listing failures, cache clearing and options.
+func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (*SweepReport, error) {
+	var o SweepOpts
+	if opts != nil {
+		o = *opts
+	}
+	if o.DryRun && o.ClearCacheFirst {
+		return nil, errors.Join(ErrSweepOptions, errors.New("ClearCacheFirst cannot be combined with DryRun"))
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = SweepConcurrencyDefault
+	}
+	hosts := o.TrustedHosts
+	if hosts == nil {
+		hosts = r.cfg.TrustedHosts
+	}
+	trusted := make(map[string]bool)
+	for _, h := range hosts {
+		if n := normalizeHost(h); n != "" {
+			trusted[n] = true
+		}
+	}
+	if o.ClearCacheFirst {
+		var clearer CacheClearer
+		switch c := r.cfg.Cache.(type) {
+		case *Cache:
+			clearer, _ = c.Store().(CacheClearer)
+		case CacheClearer:
+			clearer = c
+		}
+		if clearer == nil {
+			return nil, errors.Join(ErrSweepOptions, errors.New("ClearCacheFirst needs a clearable cache"))
+		}
+		if err := clearer.Clear(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	rep := &SweepReport{DryRun: o.DryRun}
+	var (
+		mu   sync.Mutex
+		done atomic.Int64
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, o.Concurrency)
+	)
+	finish := func(row SweepRow) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Rows = append(rep.Rows, row)
+		if o.Progress != nil {
+			o.Progress(SweepProgress{Done: int(done.Add(1)), Row: row})
+		}
+	}
+	listErr := lister.ListBridged(ctx, hosts, func(s Subject) error {
+		if !trusted[normalizeHost(s.PDS)] {
+			return nil
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			finish(r.sweepRow(ctx, s, o.DryRun))
+		}()
+		return nil
+	})
+	wg.Wait()
+	if listErr != nil {
+		return rep, listErr
+	}
+	return rep, nil
+}
+
+func (r *Refresher) sweepRow(ctx context.Context, s Subject, dryRun bool) SweepRow {
+	row := SweepRow{DID: s.DID, Kind: s.Kind, Stored: s.Handle}
+	if dryRun {
+		_, h, err := r.resolveVerified(ctx, s.DID)
+		row.Verified = h
+		switch {
+		case err != nil:
+			row.Reason, row.Err = reasonOf(err), err
+		case h == s.Handle:
+			row.Reason = ReasonMatched
+		default:
+			row.Reason = ReasonWouldUpdate
+		}
+		return row
+	}
+	res, err := r.refresh(ctx, s.DID)
+	row.Verified, row.OriginCleared = res.new, res.originCleared
+	switch {
+	case err != nil:
+		row.Reason, row.Err = reasonOf(err), err
+	case res.updated:
+		row.Reason = ReasonUpdated
+	default:
+		row.Reason = ReasonMatched
+	}
+	return row
+}
+
+func reasonOf(err error) string {
+	var re *RefreshError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return ReasonStoreFailed
+}
