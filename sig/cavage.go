@@ -1,0 +1,279 @@
+package sig
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// draft-cavage-12 algorithm names.
+const (
+	CavageRSASHA256 = "rsa-sha256"
+	CavageRSASHA512 = "rsa-sha512"
+	CavageEd25519   = "ed25519"
+	CavageHS2019    = "hs2019"
+)
+
+// Bounds on a hostile cavage Signature header.
+const (
+	maxCavageHeader  = 16 << 10
+	maxCavageHeaders = 64
+)
+
+// CavageSignature is a parsed draft-cavage-12 Signature (or Authorization:
+// Signature) header.
+type CavageSignature struct {
+	KeyID     string
+	Algorithm string // as written, lower case; may be empty
+	// Headers are the covered header names, lower case, in signed order.
+	// Absent, it defaults to ["date"], as Mastodon and Appendix C read it.
+	Headers   []string
+	Signature []byte
+	// Created and Expires are zero when absent.
+	Created, Expires time.Time
+}
+
+// ParseCavageSignature parses a cavage Signature header value (with or
+// without the "Signature " prefix of the Authorization form). Parameter
+// names are case-sensitive as in the draft; a duplicate is refused.
+func ParseCavageSignature(v string) (*CavageSignature, error) {
+	if len(v) > maxCavageHeader {
+		return nil, fmt.Errorf("%w: Signature header of %d bytes", ErrMalformed, len(v))
+	}
+	if rest, ok := strings.CutPrefix(v, "Signature "); ok {
+		v = rest
+	}
+	params := map[string]string{}
+	s := strings.TrimSpace(v)
+	for s != "" {
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 {
+			return nil, fmt.Errorf("%w: Signature parameter without '='", ErrMalformed)
+		}
+		name := strings.TrimSpace(s[:eq])
+		s = strings.TrimLeft(s[eq+1:], " \t")
+		var val string
+		if strings.HasPrefix(s, `"`) {
+			end := strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				return nil, fmt.Errorf("%w: unterminated quoted string", ErrMalformed)
+			}
+			val, s = s[1:1+end], s[2+end:]
+		} else {
+			end := strings.IndexByte(s, ',')
+			if end < 0 {
+				end = len(s)
+			}
+			val, s = strings.TrimSpace(s[:end]), s[end:]
+		}
+		if _, dup := params[name]; dup {
+			return nil, fmt.Errorf("%w: Signature parameter %q repeated", ErrMalformed, name)
+		}
+		params[name] = val
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return nil, fmt.Errorf("%w: expected ',' in Signature", ErrMalformed)
+		}
+		s = strings.TrimLeft(s[1:], " \t")
+	}
+	cs := &CavageSignature{KeyID: params["keyId"], Algorithm: strings.ToLower(params["algorithm"])}
+	if cs.KeyID == "" {
+		return nil, fmt.Errorf("%w: Signature without keyId", ErrMalformed)
+	}
+	raw, err := base64.StdEncoding.DecodeString(params["signature"])
+	if err != nil || len(raw) == 0 || len(raw) > maxSignatureSize {
+		return nil, fmt.Errorf("%w: Signature value is not base64", ErrMalformed)
+	}
+	cs.Signature = raw
+	if h, ok := params["headers"]; ok {
+		cs.Headers = strings.Fields(strings.ToLower(h))
+		if len(cs.Headers) == 0 {
+			return nil, fmt.Errorf("%w: empty headers list", ErrMalformed)
+		}
+	} else {
+		cs.Headers = []string{"date"}
+	}
+	if len(cs.Headers) > maxCavageHeaders {
+		return nil, fmt.Errorf("%w: %d signed headers", ErrMalformed, len(cs.Headers))
+	}
+	for name, dst := range map[string]*time.Time{"created": &cs.Created, "expires": &cs.Expires} {
+		if p, ok := params[name]; ok {
+			n, err := strconv.ParseInt(p, 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%w: %s is not an integer", ErrMalformed, name)
+			}
+			*dst = time.Unix(n, 0)
+		}
+	}
+	return cs, nil
+}
+
+// String formats the signature as a Signature header value, in the
+// keyId, algorithm, [created, expires,] headers, signature order Mastodon
+// writes.
+func (cs *CavageSignature) String() string {
+	var b strings.Builder
+	b.WriteString(`keyId="` + cs.KeyID + `"`)
+	if cs.Algorithm != "" {
+		b.WriteString(`,algorithm="` + cs.Algorithm + `"`)
+	}
+	if !cs.Created.IsZero() {
+		b.WriteString(",created=" + itoa(cs.Created.Unix()))
+	}
+	if !cs.Expires.IsZero() {
+		b.WriteString(",expires=" + itoa(cs.Expires.Unix()))
+	}
+	b.WriteString(`,headers="` + strings.Join(cs.Headers, " ") + `"`)
+	b.WriteString(`,signature="` + base64.StdEncoding.EncodeToString(cs.Signature) + `"`)
+	return b.String()
+}
+
+// cavageSigningString builds the string to sign (draft-cavage-12 2.3).
+// withQuery false drops the query from (request-target), as older
+// Mastodon signed it.
+func cavageSigningString(m *message, cs *CavageSignature, withQuery bool) (string, error) {
+	var b strings.Builder
+	for i, h := range cs.Headers {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(h)
+		b.WriteString(": ")
+		switch h {
+		case "(request-target)":
+			b.WriteString(strings.ToLower(m.method))
+			b.WriteByte(' ')
+			b.WriteString(m.requestTarget(withQuery))
+		case "(created)":
+			if cs.Created.IsZero() {
+				return "", fmt.Errorf("%w: (created) signed but absent", ErrMissingComponent)
+			}
+			b.WriteString(itoa(cs.Created.Unix()))
+		case "(expires)":
+			if cs.Expires.IsZero() {
+				return "", fmt.Errorf("%w: (expires) signed but absent", ErrMissingComponent)
+			}
+			b.WriteString(itoa(cs.Expires.Unix()))
+		default:
+			lines, ok := m.fieldLines(h)
+			if !ok && h == "host" {
+				lines, ok = []string{m.authority}, m.authority != ""
+			}
+			if !ok {
+				return "", fmt.Errorf("%w: signed header %q absent", ErrMissingComponent, h)
+			}
+			b.WriteString(strings.Join(lines, ", "))
+		}
+	}
+	s := b.String()
+	if strings.ContainsAny(s, "\r") {
+		return "", fmt.Errorf("%w: header value with CR", ErrMalformed)
+	}
+	return s, nil
+}
+
+// cavageAlgFor returns the algorithm name we write for a key: rsa-sha256
+// for RSA (never only hs2019, which some servers refuse), ed25519, and
+// hs2019 for ECDSA P-256, which has no name of its own.
+func cavageAlgFor(key any) (string, error) {
+	switch key.(type) {
+	case *rsa.PrivateKey:
+		return CavageRSASHA256, nil
+	case ed25519.PrivateKey:
+		return CavageEd25519, nil
+	case *ecdsa.PrivateKey:
+		return CavageHS2019, nil
+	}
+	return "", fmt.Errorf("%w: %T for draft-cavage", ErrUnsupportedKey, key)
+}
+
+func cavageSign(key crypto.Signer, s string) ([]byte, error) {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		h := sha256.Sum256([]byte(s))
+		return rsa.SignPKCS1v15(nil, k, crypto.SHA256, h[:])
+	case ed25519.PrivateKey:
+		return ed25519.Sign(k, []byte(s)), nil
+	case *ecdsa.PrivateKey:
+		h := sha256.Sum256([]byte(s))
+		return ecdsa.SignASN1(rand.Reader, k, h[:])
+	}
+	return nil, fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
+}
+
+// cavageVerify checks sig over s with pub under the named algorithm.
+// hs2019 takes the algorithm from the key: RSA PKCS#1 v1.5 SHA-256 (what
+// Mastodon and go-fed mean by it), then RSASSA-PSS SHA-512 (what the draft
+// means by it), Ed25519, or ECDSA P-256 SHA-256.
+func cavageVerify(alg string, pub crypto.PublicKey, s string, sig []byte) error {
+	msg := []byte(s)
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		switch alg {
+		case CavageRSASHA256, "":
+			return rsaV15(k, crypto.SHA256, msg, sig)
+		case CavageRSASHA512:
+			return rsaV15(k, crypto.SHA512, msg, sig)
+		case CavageHS2019:
+			if rsaV15(k, crypto.SHA256, msg, sig) == nil {
+				return nil
+			}
+			return verifyRaw(AlgRSAPSSSHA512, k, msg, sig)
+		}
+	case ed25519.PublicKey:
+		if alg == CavageEd25519 || alg == CavageHS2019 || alg == "" {
+			return verifyRaw(AlgEd25519, k, msg, sig)
+		}
+	case *ecdsa.PublicKey:
+		if alg == CavageHS2019 || alg == "ecdsa-sha256" || alg == "" {
+			h := sha256.Sum256(msg)
+			if ecdsa.VerifyASN1(k, h[:], sig) {
+				return nil
+			}
+			return verifyRaw(AlgECDSAP256SHA256, k, msg, sig)
+		}
+	default:
+		return fmt.Errorf("%w: %T", ErrUnsupportedKey, pub)
+	}
+	return fmt.Errorf("%w: %q with a %T key", ErrUnsupportedAlgorithm, alg, pub)
+}
+
+func rsaV15(k *rsa.PublicKey, h crypto.Hash, msg, sig []byte) error {
+	var d []byte
+	if h == crypto.SHA512 {
+		s := sha512.Sum512(msg)
+		d = s[:]
+	} else {
+		s := sha256.Sum256(msg)
+		d = s[:]
+	}
+	if rsa.VerifyPKCS1v15(k, h, d, sig) != nil {
+		return ErrBadSignature
+	}
+	return nil
+}
+
+// cavageHeader returns the cavage signature on a request: the Signature
+// header, else Authorization: Signature.
+func cavageHeader(h http.Header) (string, bool) {
+	if v := h.Get("Signature"); v != "" {
+		return v, true
+	}
+	if v := h.Get("Authorization"); strings.HasPrefix(v, "Signature ") {
+		return v, true
+	}
+	return "", false
+}

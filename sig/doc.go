@@ -1,0 +1,30 @@
+// Package sig signs and verifies what fedkit sends and receives: HTTP
+// signatures in both schemes the fediverse speaks (draft-cavage-12, as
+// Mastodon signs, and RFC 9421), body digests (RFC 9530 Content-Digest,
+// RFC 3230 Digest), keys (PEM, Multikey), and Data Integrity proofs
+// (eddsa-jcs-2022, FEP-8b32).
+//
+// Signing an outgoing request, Mastodon's way, with either scheme:
+//
+//	key, _ := sig.ParsePrivateKeyPEM(pemBytes)
+//	s, _ := sig.NewSigner(key, "https://example.com/actor#main-key", nil)
+//	req, _ := http.NewRequest("POST", inbox, bytes.NewReader(activity))
+//	err := s.Sign(req, sig.SchemeCavage) // or sig.SchemeRFC9421
+//
+// Full control over an RFC 9421 signature (label, components, parameters):
+//
+//	err := sig.Sign9421(req, key, &sig.SignOpts{
+//		Label:      "directory",
+//		Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
+//		KeyID:      keyID, Alg: sig.AlgRSAv15SHA256, Tag: tag, Nonce: nonce,
+//		Created:    now, Expires: now.Add(5 * time.Minute),
+//	})
+//
+// Verifying inbound requests, as middleware or as a function:
+//
+//	v, _ := sig.NewVerifier(myKeyResolver, nil)
+//	http.Handle("/inbox", v.Middleware(inbox))
+//	res, err := v.Verify(req) // res.KeyID, res.Owner, res.Scheme
+//
+// sig imports no other fedkit package.
+package sig

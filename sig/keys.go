@@ -1,0 +1,182 @@
+package sig
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strings"
+)
+
+// MinRSABits is the smallest RSA modulus we sign with; smaller keys are
+// refused with ErrWeakKey.
+const MinRSABits = 2048
+
+// Verification bounds: cavage-12 Appendix C uses a 1024-bit key, and keys
+// above 16384 bits only buy an attacker CPU time.
+const (
+	minVerifyRSABits = 1024
+	maxRSABits       = 16384
+)
+
+// ParsePrivateKeyPEM parses the first PEM block of data as a private key:
+// "RSA PRIVATE KEY" (PKCS#1), "PRIVATE KEY" (PKCS#8: RSA, Ed25519, ECDSA
+// P-256) or "EC PRIVATE KEY" (SEC 1, P-256). RSA keys are precomputed.
+func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%w: no PEM block", ErrMalformed)
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	default:
+		return nil, fmt.Errorf("%w: PEM type %q", ErrUnsupportedKey, block.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return privateSigner(key)
+}
+
+func privateSigner(key any) (crypto.Signer, error) {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		k.Precompute()
+		return k, nil
+	case ed25519.PrivateKey:
+		return k, nil
+	case *ed25519.PrivateKey:
+		return *k, nil
+	case *ecdsa.PrivateKey:
+		if k.Curve != elliptic.P256() {
+			return nil, fmt.Errorf("%w: ECDSA curve %s", ErrUnsupportedKey, k.Curve.Params().Name)
+		}
+		return k, nil
+	}
+	return nil, fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
+}
+
+// ParsePublicKeyPEM parses the first PEM block of data as a public key:
+// "PUBLIC KEY" (SPKI: RSA, Ed25519, ECDSA P-256) or "RSA PUBLIC KEY"
+// (PKCS#1). Leading whitespace, as some actor documents carry, is ignored.
+func ParsePublicKeyPEM(data []byte) (crypto.PublicKey, error) {
+	block, _ := pem.Decode([]byte(strings.TrimSpace(string(data))))
+	if block == nil {
+		return nil, fmt.Errorf("%w: no PEM block", ErrMalformed)
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "PUBLIC KEY":
+		key, err = x509.ParsePKIXPublicKey(block.Bytes)
+	case "RSA PUBLIC KEY":
+		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
+	default:
+		return nil, fmt.Errorf("%w: PEM type %q", ErrUnsupportedKey, block.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if err := checkPublicKey(key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// checkPublicKey accepts the key types we verify with, within size bounds.
+func checkPublicKey(key any) error {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		if n := k.N.BitLen(); n < minVerifyRSABits {
+			return fmt.Errorf("%w: RSA %d bits", ErrWeakKey, n)
+		} else if n > maxRSABits {
+			return fmt.Errorf("%w: RSA %d bits", ErrUnsupportedKey, n)
+		}
+		return nil
+	case ed25519.PublicKey:
+		if len(k) != ed25519.PublicKeySize {
+			return fmt.Errorf("%w: Ed25519 key of %d bytes", ErrMalformed, len(k))
+		}
+		return nil
+	case *ecdsa.PublicKey:
+		if k.Curve != elliptic.P256() {
+			return fmt.Errorf("%w: ECDSA curve %s", ErrUnsupportedKey, k.Curve.Params().Name)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
+}
+
+// checkSigningKey refuses keys we will not sign with.
+func checkSigningKey(key any) error {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		if n := k.N.BitLen(); n < MinRSABits {
+			return fmt.Errorf("%w: RSA %d bits, need %d", ErrWeakKey, n, MinRSABits)
+		} else if n > maxRSABits {
+			return fmt.Errorf("%w: RSA %d bits", ErrUnsupportedKey, n)
+		}
+		return nil
+	case ed25519.PrivateKey:
+		if len(k) != ed25519.PrivateKeySize {
+			return fmt.Errorf("%w: Ed25519 key of %d bytes", ErrMalformed, len(k))
+		}
+		return nil
+	case *ecdsa.PrivateKey:
+		if k.Curve != elliptic.P256() {
+			return fmt.Errorf("%w: ECDSA curve %s", ErrUnsupportedKey, k.Curve.Params().Name)
+		}
+		return nil
+	case []byte:
+		if len(k) == 0 {
+			return fmt.Errorf("%w: empty HMAC key", ErrWeakKey)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
+}
+
+// MarshalPublicKeyPEM encodes an RSA, Ed25519 or ECDSA P-256 public key as
+// an SPKI "PUBLIC KEY" PEM block, the form actor documents publish.
+func MarshalPublicKeyPEM(pub crypto.PublicKey) ([]byte, error) {
+	if err := checkPublicKey(pub); err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupportedKey, err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// MarshalPrivateKeyPEM encodes a private key as a PKCS#8 "PRIVATE KEY" PEM
+// block.
+func MarshalPrivateKeyPEM(key crypto.Signer) ([]byte, error) {
+	if _, err := privateSigner(key); err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupportedKey, err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// publicOf returns the public half of a signing key (nil for HMAC).
+func publicOf(key any) crypto.PublicKey {
+	if s, ok := key.(crypto.Signer); ok {
+		return s.Public()
+	}
+	return nil
+}

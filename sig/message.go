@@ -1,0 +1,118 @@
+package sig
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// message is the view of a request or response that signature components
+// are derived from.
+type message struct {
+	method    string
+	scheme    string
+	authority string // lower-case host, port only when not the default
+	uri       *url.URL
+	header    http.Header
+	status    int      // responses only
+	req       *message // the request a response answers, for ;req
+}
+
+// requestMessage derives a message from req. scheme overrides the
+// request's own (an inbound server request has none in req.URL).
+func requestMessage(req *http.Request, scheme string) *message {
+	m := &message{method: req.Method, header: req.Header, uri: req.URL}
+	if m.method == "" {
+		m.method = http.MethodGet
+	}
+	switch {
+	case scheme != "":
+		m.scheme = scheme
+	case req.URL != nil && req.URL.Scheme != "":
+		m.scheme = req.URL.Scheme
+	case req.TLS != nil:
+		m.scheme = "https"
+	default:
+		m.scheme = "http"
+	}
+	m.scheme = strings.ToLower(m.scheme)
+	host := req.Host
+	if host == "" && req.URL != nil {
+		host = req.URL.Host
+	}
+	m.authority = normalizeAuthority(host, m.scheme)
+	if m.uri == nil {
+		m.uri = &url.URL{Path: "/"}
+	}
+	return m
+}
+
+func responseMessage(resp *http.Response, scheme string) *message {
+	m := &message{status: resp.StatusCode, header: resp.Header}
+	if resp.Request != nil {
+		m.req = requestMessage(resp.Request, scheme)
+	}
+	return m
+}
+
+// normalizeAuthority lower-cases the host and drops a default port
+// (RFC 9421 2.2.3).
+func normalizeAuthority(host, scheme string) string {
+	host = strings.ToLower(host)
+	if h, p, ok := cutPort(host); ok {
+		if (scheme == "https" && p == "443") || (scheme == "http" && p == "80") {
+			return h
+		}
+	}
+	return host
+}
+
+func cutPort(host string) (h, port string, ok bool) {
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 || strings.Contains(host[i:], "]") {
+		return host, "", false
+	}
+	return host[:i], host[i+1:], true
+}
+
+// requestTarget is the origin-form target: escaped path plus query.
+func (m *message) requestTarget(withQuery bool) string {
+	p := m.uri.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if withQuery && (m.uri.RawQuery != "" || m.uri.ForceQuery) {
+		p += "?" + m.uri.RawQuery
+	}
+	return p
+}
+
+// fieldLines returns a header's field lines, each trimmed, or false when
+// the field is absent. Host is not in http.Header, so it comes from the
+// authority as sent.
+func (m *message) fieldLines(name string) ([]string, bool) {
+	if name == "host" && m.status == 0 {
+		if v := m.header.Values("Host"); len(v) > 0 {
+			return trimAll(v), true
+		}
+		return []string{m.authority}, m.authority != ""
+	}
+	v := m.header.Values(name)
+	if len(v) == 0 {
+		return nil, false
+	}
+	return trimAll(v), true
+}
+
+func trimAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		// obs-fold is replaced by a space; RFC 9110 5.2.
+		s = strings.ReplaceAll(s, "\r\n", " ")
+		out[i] = strings.Trim(s, " \t")
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

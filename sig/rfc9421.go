@@ -1,0 +1,461 @@
+package sig
+
+import (
+	"bytes"
+	"crypto"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dunglas/httpsfv"
+)
+
+// LabelDefault is the RFC 9421 signature label used when none is given.
+const LabelDefault = "sig1"
+
+// Bounds on hostile Signature-Input and Signature fields.
+const (
+	maxSigHeader     = 16 << 10
+	maxComponents    = 64
+	maxSignatureSize = 2048
+)
+
+// defaultParamOrder is the order Signature-Input parameters are written
+// in; it is the Directory's (and Activity-Relay's) order.
+var defaultParamOrder = []string{"keyid", "alg", "tag", "nonce", "created", "expires"}
+
+// SignOpts says what an RFC 9421 signature covers and which parameters it
+// carries. Only Components is required.
+type SignOpts struct {
+	// Label names the signature in Signature-Input and Signature.
+	// Defaults to LabelDefault.
+	Label string
+	// Components lists covered components in order, each a name such as
+	// "@method" or "content-digest", optionally with parameters:
+	// "example-dict;sf", `@query-param;name="pet"`, "content-type;req".
+	// The serialised form (`"@method"`) is accepted as well.
+	Components []string
+	// Created and Expires become the created and expires parameters, in
+	// whole seconds; zero values are omitted.
+	Created, Expires time.Time
+	// Nonce, Tag and KeyID become the nonce, tag and keyid parameters;
+	// empty values are omitted.
+	Nonce, Tag, KeyID string
+	// Alg is the algorithm to sign with, written as the alg parameter
+	// unless OmitAlg is set. Defaults to the key's: rsa-v1_5-sha256 for
+	// RSA, ed25519, ecdsa-p256-sha256, hmac-sha256 for a []byte key; a
+	// defaulted Alg is never written.
+	Alg     string
+	OmitAlg bool
+	// ParamOrder overrides the order of the parameters, by name.
+	// Defaults to keyid, alg, tag, nonce, created, expires.
+	ParamOrder []string
+}
+
+// params builds the signature parameters in order.
+func (o *SignOpts) params(writeAlg bool) *httpsfv.Params {
+	p := httpsfv.NewParams()
+	order := o.ParamOrder
+	if len(order) == 0 {
+		order = defaultParamOrder
+	}
+	for _, name := range order {
+		switch name {
+		case "keyid":
+			if o.KeyID != "" {
+				p.Add("keyid", o.KeyID)
+			}
+		case "alg":
+			if writeAlg {
+				p.Add("alg", o.Alg)
+			}
+		case "tag":
+			if o.Tag != "" {
+				p.Add("tag", o.Tag)
+			}
+		case "nonce":
+			if o.Nonce != "" {
+				p.Add("nonce", o.Nonce)
+			}
+		case "created":
+			if !o.Created.IsZero() {
+				p.Add("created", o.Created.Unix())
+			}
+		case "expires":
+			if !o.Expires.IsZero() {
+				p.Add("expires", o.Expires.Unix())
+			}
+		}
+	}
+	return p
+}
+
+// parseComponent accepts `@method`, `"@method"`, `example-dict;sf` or
+// `"example-dict";sf` and returns the component identifier item.
+func parseComponent(c string) (httpsfv.Item, error) {
+	if !strings.HasPrefix(c, `"`) {
+		name, rest, _ := strings.Cut(c, ";")
+		if rest != "" {
+			rest = ";" + rest
+		}
+		c = `"` + strings.ToLower(name) + `"` + rest
+	}
+	it, err := httpsfv.UnmarshalItem([]string{c})
+	if err != nil {
+		return httpsfv.Item{}, fmt.Errorf("%w: component %q: %v", ErrMalformed, c, err)
+	}
+	if _, ok := it.Value.(string); !ok {
+		return httpsfv.Item{}, fmt.Errorf("%w: component %q is not a string", ErrMalformed, c)
+	}
+	return it, nil
+}
+
+func (o *SignOpts) inner(key any) (httpsfv.InnerList, string, error) {
+	alg, writeAlg := o.Alg, !o.OmitAlg && o.Alg != ""
+	if alg == "" {
+		a, err := algForKey(key)
+		if err != nil {
+			return httpsfv.InnerList{}, "", err
+		}
+		alg = a
+	}
+	if len(o.Components) > maxComponents {
+		return httpsfv.InnerList{}, "", fmt.Errorf("%w: %d components", ErrMalformed, len(o.Components))
+	}
+	items := make([]httpsfv.Item, 0, len(o.Components))
+	for _, c := range o.Components {
+		it, err := parseComponent(c)
+		if err != nil {
+			return httpsfv.InnerList{}, "", err
+		}
+		items = append(items, it)
+	}
+	oo := *o
+	oo.Alg = alg
+	return httpsfv.InnerList{Items: items, Params: oo.params(writeAlg)}, alg, nil
+}
+
+// Base9421 returns the RFC 9421 signature base that opts would sign for
+// req, and the serialised @signature-params value. It signs nothing.
+func Base9421(req *http.Request, opts *SignOpts) (base []byte, params string, err error) {
+	il, _, err := opts.inner(nil)
+	if err != nil && opts.Alg == "" {
+		// With no key, alg only matters when written.
+		o := *opts
+		o.OmitAlg, o.Alg = true, "none"
+		il, _, err = o.inner(nil)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return signatureBase(requestMessage(req, ""), il)
+}
+
+// Sign9421 signs req with key under RFC 9421 and adds the signature to
+// the Signature-Input and Signature fields, replacing a member with the
+// same label and keeping others. key is a crypto.Signer (RSA of at least
+// MinRSABits, Ed25519, ECDSA P-256) or a []byte HMAC secret. It does not
+// set Content-Digest or Date; cover them only once set.
+func Sign9421(req *http.Request, key crypto.PrivateKey, opts *SignOpts) error {
+	return sign9421(requestMessage(req, ""), req.Header, key, opts)
+}
+
+// Sign9421Response signs resp, as Sign9421 does a request. Components
+// with ;req are taken from resp.Request.
+func Sign9421Response(resp *http.Response, key crypto.PrivateKey, opts *SignOpts) error {
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	return sign9421(responseMessage(resp, ""), resp.Header, key, opts)
+}
+
+func sign9421(m *message, h http.Header, key crypto.PrivateKey, opts *SignOpts) error {
+	if opts == nil {
+		opts = &SignOpts{}
+	}
+	if err := checkSigningKey(key); err != nil {
+		return err
+	}
+	il, alg, err := opts.inner(key)
+	if err != nil {
+		return err
+	}
+	base, _, err := signatureBase(m, il)
+	if err != nil {
+		return err
+	}
+	raw, err := signRaw(alg, key, base)
+	if err != nil {
+		return err
+	}
+	label := opts.Label
+	if label == "" {
+		label = LabelDefault
+	}
+	return addSignature(h, label, il, raw)
+}
+
+// addSignature appends label to the Signature-Input and Signature
+// dictionaries, replacing an existing member of that label.
+func addSignature(h http.Header, label string, il httpsfv.InnerList, raw []byte) error {
+	in, err := dictOrNew(h.Values("Signature-Input"))
+	if err != nil {
+		return err
+	}
+	sg, err := dictOrNew(h.Values("Signature"))
+	if err != nil {
+		return err
+	}
+	in.Del(label)
+	sg.Del(label)
+	in.Add(label, il)
+	sg.Add(label, httpsfv.NewItem(raw))
+	si, err := httpsfv.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("%w: label %q: %v", ErrMalformed, label, err)
+	}
+	ss, err := httpsfv.Marshal(sg)
+	if err != nil {
+		return fmt.Errorf("%w: label %q: %v", ErrMalformed, label, err)
+	}
+	h.Set("Signature-Input", si)
+	h.Set("Signature", ss)
+	return nil
+}
+
+func dictOrNew(lines []string) (*httpsfv.Dictionary, error) {
+	if len(lines) == 0 {
+		return httpsfv.NewDictionary(), nil
+	}
+	d, err := httpsfv.UnmarshalDictionary(lines)
+	if err != nil {
+		return nil, fmt.Errorf("%w: existing signature field: %v", ErrMalformed, err)
+	}
+	return d, nil
+}
+
+// signatureBase builds the RFC 9421 2.5 signature base.
+func signatureBase(m *message, il httpsfv.InnerList) ([]byte, string, error) {
+	var b bytes.Buffer
+	seen := make([]string, 0, len(il.Items))
+	for _, it := range il.Items {
+		id, err := httpsfv.Marshal(it)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: component: %v", ErrMalformed, err)
+		}
+		if slices.Contains(seen, id) {
+			return nil, "", fmt.Errorf("%w: component %s listed twice", ErrMalformed, id)
+		}
+		seen = append(seen, id)
+		v, err := componentValue(m, it)
+		if err != nil {
+			return nil, "", err
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return nil, "", fmt.Errorf("%w: component %s has a newline", ErrMalformed, id)
+		}
+		b.WriteString(id)
+		b.WriteString(": ")
+		b.WriteString(v)
+		b.WriteByte('\n')
+	}
+	params, err := httpsfv.Marshal(httpsfv.List{il})
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: signature parameters: %v", ErrMalformed, err)
+	}
+	b.WriteString(`"@signature-params": `)
+	b.WriteString(params)
+	return b.Bytes(), params, nil
+}
+
+// componentValue derives one component's value (RFC 9421 2.1, 2.2).
+func componentValue(m *message, it httpsfv.Item) (string, error) {
+	name := it.Value.(string)
+	p := it.Params
+	if p == nil {
+		p = httpsfv.NewParams()
+	}
+	if _, ok := p.Get("req"); ok {
+		if m.req == nil {
+			return "", fmt.Errorf("%w: %q;req without a request", ErrMissingComponent, name)
+		}
+		// The request's component, with ;req removed.
+		q := httpsfv.NewParams()
+		for _, k := range p.Names() {
+			if k != "req" {
+				v, _ := p.Get(k)
+				q.Add(k, v)
+			}
+		}
+		return componentValue(m.req, httpsfv.Item{Value: name, Params: q})
+	}
+	if name != strings.ToLower(name) || name == "" {
+		return "", fmt.Errorf("%w: component %q is not lower case", ErrMalformed, name)
+	}
+	if strings.HasPrefix(name, "@") {
+		return derived(m, name, p)
+	}
+	return fieldValue(m, name, p)
+}
+
+func derived(m *message, name string, p *httpsfv.Params) (string, error) {
+	for _, k := range p.Names() {
+		if !(name == "@query-param" && k == "name") {
+			return "", fmt.Errorf("%w: parameter %q on %s", ErrMalformed, k, name)
+		}
+	}
+	if name == "@status" {
+		if m.status == 0 {
+			return "", fmt.Errorf("%w: @status on a request", ErrMissingComponent)
+		}
+		return fmt.Sprintf("%03d", m.status), nil
+	}
+	if m.status != 0 {
+		return "", fmt.Errorf("%w: %s on a response", ErrMissingComponent, name)
+	}
+	switch name {
+	case "@method":
+		return m.method, nil
+	case "@authority":
+		return m.authority, nil
+	case "@scheme":
+		return m.scheme, nil
+	case "@target-uri":
+		return m.scheme + "://" + m.authority + m.requestTarget(true), nil
+	case "@request-target":
+		return m.requestTarget(true), nil
+	case "@path":
+		return m.requestTarget(false), nil
+	case "@query":
+		return "?" + m.uri.RawQuery, nil
+	case "@query-param":
+		v, ok := p.Get("name")
+		want, isStr := v.(string)
+		if !ok || !isStr {
+			return "", fmt.Errorf("%w: @query-param without a name", ErrMalformed)
+		}
+		return queryParam(m.uri.RawQuery, want)
+	}
+	return "", fmt.Errorf("%w: unknown derived component %s", ErrMalformed, name)
+}
+
+// queryParam returns the re-encoded value of the named query parameter
+// (RFC 9421 2.2.8). A name present more than once is refused, as the RFC
+// requires.
+func queryParam(raw, want string) (string, error) {
+	found, val := false, ""
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		dk, err1 := url.QueryUnescape(k)
+		dv, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			return "", fmt.Errorf("%w: query is not form-encoded", ErrMalformed)
+		}
+		if pctEncode(dk) != want {
+			continue
+		}
+		if found {
+			return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
+		}
+		found, val = true, pctEncode(dv)
+	}
+	if !found {
+		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
+	}
+	return val, nil
+}
+
+// pctEncode percent-encodes everything but unreserved characters, with
+// space as %20, which is how the RFC's examples encode query parameters.
+func pctEncode(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
+	var sf, bs bool
+	var key string
+	for _, k := range p.Names() {
+		v, _ := p.Get(k)
+		switch k {
+		case "sf":
+			sf = true
+		case "bs":
+			bs = true
+		case "key":
+			s, ok := v.(string)
+			if !ok {
+				return "", fmt.Errorf("%w: ;key is not a string", ErrMalformed)
+			}
+			key = s
+		default:
+			// ;tr (trailers) and unknown parameters are not supported.
+			return "", fmt.Errorf("%w: parameter %q on %q", ErrUnsupportedAlgorithm, k, name)
+		}
+	}
+	if bs && (sf || key != "") {
+		return "", fmt.Errorf("%w: ;bs with ;sf or ;key on %q", ErrMalformed, name)
+	}
+	lines, ok := m.fieldLines(name)
+	if !ok {
+		return "", fmt.Errorf("%w: field %q absent", ErrMissingComponent, name)
+	}
+	switch {
+	case bs:
+		enc := make([]string, len(lines))
+		for i, l := range lines {
+			enc[i] = ":" + base64.StdEncoding.EncodeToString([]byte(l)) + ":"
+		}
+		return strings.Join(enc, ", "), nil
+	case key != "":
+		d, err := httpsfv.UnmarshalDictionary(lines)
+		if err != nil {
+			return "", fmt.Errorf("%w: %q is not a dictionary", ErrMalformed, name)
+		}
+		mem, ok := d.Get(key)
+		if !ok {
+			return "", fmt.Errorf("%w: %q has no key %q", ErrMissingComponent, name, key)
+		}
+		// A lone member serialises like a one-member list.
+		return marshalMember(mem)
+	case sf:
+		return reserialize(lines)
+	}
+	return strings.Join(lines, ", "), nil
+}
+
+func marshalMember(mem httpsfv.Member) (string, error) {
+	s, err := httpsfv.Marshal(httpsfv.List{mem})
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return s, nil
+}
+
+// reserialize re-serialises a structured field whose type we are not told:
+// dictionary, else list, else item. Where two readings both parse, they
+// serialise identically.
+func reserialize(lines []string) (string, error) {
+	if d, err := httpsfv.UnmarshalDictionary(lines); err == nil {
+		if s, err := httpsfv.Marshal(d); err == nil {
+			return s, nil
+		}
+	}
+	if l, err := httpsfv.UnmarshalList(lines); err == nil {
+		if s, err := httpsfv.Marshal(l); err == nil {
+			return s, nil
+		}
+	}
+	if it, err := httpsfv.UnmarshalItem(lines); err == nil {
+		if s, err := httpsfv.Marshal(it); err == nil {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%w: field is not a structured field", ErrMalformed)
+}
