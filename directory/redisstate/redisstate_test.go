@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/directory"
+	"github.com/fedkit/fedkit/directory/directorytest"
 	"github.com/fedkit/fedkit/directory/redisstate"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
@@ -27,14 +28,10 @@ func setup(t *testing.T) (*redisstate.Store, *redisClient, string) {
 }
 
 func TestConformance(t *testing.T) {
-	runStateStoreSuite(t, func(t *testing.T) directory.StateStore {
+	directorytest.TestStateStore(t, func(t *testing.T) directory.StateStore {
 		s, _, _ := setup(t)
 		return s
 	})
-}
-
-func TestMemoryConformance(t *testing.T) {
-	runStateStoreSuite(t, func(t *testing.T) directory.StateStore { return &directory.MemoryStateStore{} })
 }
 
 func TestKeysHashOriginAndRetention(t *testing.T) {
