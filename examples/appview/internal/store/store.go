@@ -1,0 +1,501 @@
+// Package store is the AppView's Postgres layer: embedded migrations, the
+// users, communities and posts tables, the Jetstream cursor and the redrive
+// queue. It takes a pool the caller owns and never dials.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var (
+	// ErrNotFound: no row matches.
+	ErrNotFound = errors.New("store: not found")
+	// ErrAmbiguous: more than one row matches case-insensitively.
+	ErrAmbiguous = errors.New("store: ambiguous")
+)
+
+// Querier is the subset of pgx the store uses, so tests can count queries
+// by wrapping the pool.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+var _ Querier = (*pgxpool.Pool)(nil)
+
+// Store reads and writes the AppView tables.
+type Store struct {
+	db Querier
+}
+
+// New returns a Store over db (usually a *pgxpool.Pool).
+func New(db Querier) *Store { return &Store{db: db} }
+
+// DB returns the querier the store uses.
+func (s *Store) DB() Querier { return s.db }
+
+// Kind says which table holds a DID.
+type Kind string
+
+const (
+	KindNone      Kind = ""
+	KindUser      Kind = "user"
+	KindCommunity Kind = "community"
+)
+
+// Origin holds the origin columns. A nil pointer is a NULL column (never
+// written); an empty string is a cleared column.
+type Origin struct {
+	Origin   *string `json:"origin,omitempty"`
+	Username *string `json:"originUsername,omitempty"`
+	URL      *string `json:"originUrl,omitempty"`
+	Software *string `json:"originSoftware,omitempty"`
+}
+
+// Actor is one row of users or communities, as the views need it.
+type Actor struct {
+	Kind          Kind
+	DID           string
+	Handle        string
+	Name          string // communities only
+	PDSURL        string
+	DisplayName   string
+	Description   string
+	ProfileRev    string
+	IdentitySeq   int64
+	AccountSeq    int64
+	AccountStatus string
+	Origin        Origin
+	UpdatedAt     time.Time
+}
+
+// KindOf is the one indexed read that decides whether an event concerns a
+// known DID: a primary-key probe of each table in a single statement.
+func (s *Store) KindOf(ctx context.Context, did string) (Kind, error) {
+	var k string
+	err := s.db.QueryRow(ctx, `SELECT 'user' FROM users WHERE did = $1
+		UNION ALL SELECT 'community' FROM communities WHERE did = $1 LIMIT 1`, did).Scan(&k)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return KindNone, nil
+	}
+	if err != nil {
+		return KindNone, fmt.Errorf("store: kind of %s: %w", did, err)
+	}
+	return Kind(k), nil
+}
+
+// userSelect and communitySelect give both tables the same column list.
+const userSelect = `SELECT 'user', did, handle, '' AS name, pds_url, display_name, description, profile_rev,
+	identity_seq, account_seq, account_status, origin, origin_username, origin_url, origin_software, updated_at FROM users`
+const communitySelect = `SELECT 'community', did, handle, name, pds_url, display_name, description, profile_rev,
+	identity_seq, account_seq, account_status, origin, NULL::text, origin_url, origin_software, updated_at FROM communities`
+
+func scanActor(row pgx.Row) (*Actor, error) {
+	var a Actor
+	var kind string
+	err := row.Scan(&kind, &a.DID, &a.Handle, &a.Name, &a.PDSURL, &a.DisplayName, &a.Description, &a.ProfileRev,
+		&a.IdentitySeq, &a.AccountSeq, &a.AccountStatus, &a.Origin.Origin, &a.Origin.Username, &a.Origin.URL,
+		&a.Origin.Software, &a.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	a.Kind = Kind(kind)
+	return &a, nil
+}
+
+func oneActor(ctx context.Context, q Querier, what, sql string, args ...any) (*Actor, error) {
+	a, err := scanActor(q.QueryRow(ctx, sql, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return a, nil
+}
+
+// ActorByDID returns the user or community with the DID.
+func (s *Store) ActorByDID(ctx context.Context, did string) (*Actor, error) {
+	return oneActor(ctx, s.db, "actor by DID",
+		userSelect+` WHERE did = $1 UNION ALL `+communitySelect+` WHERE did = $1 LIMIT 1`, did)
+}
+
+// ActorByHandle returns the user or community with the handle (handles are
+// stored lower-case; the comparison is case-insensitive anyway).
+func (s *Store) ActorByHandle(ctx context.Context, handle string) (*Actor, error) {
+	rows, err := s.db.Query(ctx, userSelect+` WHERE lower(handle) = lower($1) UNION ALL `+
+		communitySelect+` WHERE lower(handle) = lower($1) LIMIT 2`, handle)
+	if err != nil {
+		return nil, fmt.Errorf("store: actor by handle: %w", err)
+	}
+	as, err := collectActors(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: actor by handle: %w", err)
+	}
+	switch len(as) {
+	case 0:
+		return nil, ErrNotFound
+	case 1:
+		return as[0], nil
+	}
+	return nil, ErrAmbiguous
+}
+
+func collectActors(rows pgx.Rows) ([]*Actor, error) {
+	defer rows.Close()
+	var out []*Actor
+	for rows.Next() {
+		a, err := scanActor(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// UserByOriginAddress finds the user bridged from name@host: an exact match
+// on (origin_username, origin) first, then a unique case-insensitive match
+// on the name. Two or more case-insensitive matches are ErrAmbiguous.
+func (s *Store) UserByOriginAddress(ctx context.Context, name, host string) (*Actor, error) {
+	rows, err := s.db.Query(ctx, userSelect+` WHERE origin_username = $1 AND origin = $2 LIMIT 2`, name, host)
+	if err != nil {
+		return nil, fmt.Errorf("store: origin address: %w", err)
+	}
+	exact, err := collectActors(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: origin address: %w", err)
+	}
+	if len(exact) == 1 {
+		return exact[0], nil
+	}
+	if len(exact) > 1 {
+		// Duplicate exact pairs can exist (the index is not unique); no
+		// single answer is right.
+		return nil, ErrAmbiguous
+	}
+	rows, err = s.db.Query(ctx, userSelect+` WHERE lower(origin_username) = lower($1) AND origin = $2 LIMIT 2`, name, host)
+	if err != nil {
+		return nil, fmt.Errorf("store: origin address: %w", err)
+	}
+	ci, err := collectActors(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: origin address: %w", err)
+	}
+	switch len(ci) {
+	case 0:
+		return nil, ErrNotFound
+	case 1:
+		return ci[0], nil
+	}
+	return nil, ErrAmbiguous
+}
+
+func table(k Kind) (string, error) {
+	switch k {
+	case KindUser:
+		return "users", nil
+	case KindCommunity:
+		return "communities", nil
+	}
+	return "", fmt.Errorf("store: no table for kind %q", k)
+}
+
+// InsertUser creates a user row, or does nothing if it exists. Origin
+// fields start NULL (untouched).
+func (s *Store) InsertUser(ctx context.Context, did, handle, pdsURL string) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO users (did, handle, pds_url) VALUES ($1, $2, $3)
+		ON CONFLICT (did) DO NOTHING`, did, handle, pdsURL)
+	if err != nil {
+		return fmt.Errorf("store: insert user: %w", err)
+	}
+	return nil
+}
+
+// InsertCommunity creates a community row, or does nothing if it exists.
+func (s *Store) InsertCommunity(ctx context.Context, did, handle, name, pdsURL string) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO communities (did, handle, name, pds_url) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (did) DO NOTHING`, did, handle, name, pdsURL)
+	if err != nil {
+		return fmt.Errorf("store: insert community: %w", err)
+	}
+	return nil
+}
+
+// SetIdentity writes a verified handle and PDS URL. It is a compare-and-set
+// on the handle the caller read (inside the per-DID lock), so a write based
+// on a stale read cannot land. It reports whether a row changed.
+func (s *Store) SetIdentity(ctx context.Context, k Kind, did, oldHandle, newHandle, pdsURL string) (bool, error) {
+	t, err := table(k)
+	if err != nil {
+		return false, err
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET handle = $3, pds_url = $4, updated_at = now()
+		WHERE did = $1 AND handle = $2`, did, oldHandle, newHandle, pdsURL)
+	if err != nil {
+		return false, fmt.Errorf("store: set identity: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// SetPDS records a freshly resolved PDS URL.
+func (s *Store) SetPDS(ctx context.Context, k Kind, did, pdsURL string) error {
+	t, err := table(k)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, `UPDATE `+t+` SET pds_url = $2, updated_at = now() WHERE did = $1 AND pds_url <> $2`, did, pdsURL)
+	if err != nil {
+		return fmt.Errorf("store: set pds: %w", err)
+	}
+	return nil
+}
+
+// AdvanceIdentitySeq moves the per-DID identity high-water mark forward and
+// reports false for a stale or replayed seq, which must then be ignored.
+func (s *Store) AdvanceIdentitySeq(ctx context.Context, k Kind, did string, seq int64) (bool, error) {
+	return s.advance(ctx, k, "identity_seq", did, seq)
+}
+
+// AdvanceAccountSeq is AdvanceIdentitySeq for account events.
+func (s *Store) AdvanceAccountSeq(ctx context.Context, k Kind, did string, seq int64) (bool, error) {
+	return s.advance(ctx, k, "account_seq", did, seq)
+}
+
+func (s *Store) advance(ctx context.Context, k Kind, col, did string, seq int64) (bool, error) {
+	t, err := table(k)
+	if err != nil {
+		return false, err
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET `+col+` = $2 WHERE did = $1 AND `+col+` < $2`, did, seq)
+	if err != nil {
+		return false, fmt.Errorf("store: advance %s: %w", col, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// SetAccountStatus records an account event's status ('' when active).
+func (s *Store) SetAccountStatus(ctx context.Context, k Kind, did, status string) error {
+	t, err := table(k)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, `UPDATE `+t+` SET account_status = $2, updated_at = now() WHERE did = $1`, did, status)
+	if err != nil {
+		return fmt.Errorf("store: account status: %w", err)
+	}
+	return nil
+}
+
+// ClearOrigin writes '' to every origin column that is not already '' and
+// reports whether anything changed. '' (not NULL) makes the clear visible.
+func (s *Store) ClearOrigin(ctx context.Context, k Kind, did string) (bool, error) {
+	var sql string
+	switch k {
+	case KindUser:
+		sql = `UPDATE users SET origin = '', origin_username = '', origin_url = '', origin_software = '', updated_at = now()
+			WHERE did = $1 AND (COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> ''
+			OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')`
+	case KindCommunity:
+		sql = `UPDATE communities SET origin = '', origin_url = '', origin_software = '', updated_at = now()
+			WHERE did = $1 AND (COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')`
+	default:
+		return false, fmt.Errorf("store: clear origin: no table for kind %q", k)
+	}
+	tag, err := s.db.Exec(ctx, sql, did)
+	if err != nil {
+		return false, fmt.Errorf("store: clear origin: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// OriginWrite says what a profile event does to the origin columns.
+type OriginWrite int
+
+const (
+	OriginKeep  OriginWrite = iota // leave the columns as they are
+	OriginSet                      // store the admitted, sanitised values
+	OriginClear                    // write '' to every column
+)
+
+// Profile is the part of a profile record the AppView keeps.
+type Profile struct {
+	Rev         string
+	DisplayName string
+	Description string
+	Write       OriginWrite
+	Origin      Origin // used with OriginSet; nil members are stored as ''
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// ApplyProfile writes a profile record to a known row. Records are gated by
+// rev (TIDs sort as strings), so a redriven older record cannot overwrite a
+// newer one. It reports false when the rev was stale.
+func (s *Store) ApplyProfile(ctx context.Context, k Kind, did string, p Profile) (bool, error) {
+	var sql string
+	args := []any{did, p.Rev, p.DisplayName, p.Description}
+	switch {
+	case k == KindUser && p.Write == OriginSet:
+		sql = `UPDATE users SET profile_rev = $2, display_name = $3, description = $4,
+			origin = $5, origin_username = $6, origin_url = $7, origin_software = $8, updated_at = now()
+			WHERE did = $1 AND profile_rev < $2`
+		args = append(args, str(p.Origin.Origin), str(p.Origin.Username), str(p.Origin.URL), str(p.Origin.Software))
+	case k == KindUser && p.Write == OriginClear:
+		sql = `UPDATE users SET profile_rev = $2, display_name = $3, description = $4,
+			origin = '', origin_username = '', origin_url = '', origin_software = '', updated_at = now()
+			WHERE did = $1 AND profile_rev < $2`
+	case k == KindCommunity && p.Write == OriginSet:
+		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
+			origin = $5, origin_url = $6, origin_software = $7, updated_at = now()
+			WHERE did = $1 AND profile_rev < $2`
+		args = append(args, str(p.Origin.Origin), str(p.Origin.URL), str(p.Origin.Software))
+	case k == KindCommunity && p.Write == OriginClear:
+		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
+			origin = '', origin_url = '', origin_software = '', updated_at = now()
+			WHERE did = $1 AND profile_rev < $2`
+	default:
+		t, err := table(k)
+		if err != nil {
+			return false, err
+		}
+		sql = `UPDATE ` + t + ` SET profile_rev = $2, display_name = $3, description = $4, updated_at = now()
+			WHERE did = $1 AND profile_rev < $2`
+	}
+	tag, err := s.db.Exec(ctx, sql, args...)
+	if err != nil {
+		return false, fmt.Errorf("store: apply profile: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Post is one indexed post.
+type Post struct {
+	URI       string    `json:"uri"`
+	CID       string    `json:"cid"`
+	Text      string    `json:"text"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// PutPost indexes a post, replacing an older version.
+func (s *Store) PutPost(ctx context.Context, did, rkey string, p Post) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO posts (uri, did, rkey, cid, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (uri) DO UPDATE SET cid = EXCLUDED.cid, text = EXCLUDED.text, created_at = EXCLUDED.created_at`,
+		p.URI, did, rkey, p.CID, p.Text, p.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("store: put post: %w", err)
+	}
+	return nil
+}
+
+// DeletePost removes a post.
+func (s *Store) DeletePost(ctx context.Context, uri string) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM posts WHERE uri = $1`, uri); err != nil {
+		return fmt.Errorf("store: delete post: %w", err)
+	}
+	return nil
+}
+
+// PostsByAuthor returns up to limit posts, newest first, strictly older than
+// before (zero: from the newest).
+func (s *Store) PostsByAuthor(ctx context.Context, did string, before time.Time, limit int) ([]Post, error) {
+	if before.IsZero() {
+		before = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	rows, err := s.db.Query(ctx, `SELECT uri, cid, text, created_at FROM posts
+		WHERE did = $1 AND created_at < $2 ORDER BY created_at DESC, uri DESC LIMIT $3`, did, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: posts: %w", err)
+	}
+	defer rows.Close()
+	out := []Post{}
+	for rows.Next() {
+		var p Post
+		if err := rows.Scan(&p.URI, &p.CID, &p.Text, &p.CreatedAt); err != nil {
+			return nil, fmt.Errorf("store: posts: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: posts: %w", err)
+	}
+	return out, nil
+}
+
+// LoadCursor returns the stored cursor; ok is false when none is stored.
+func (s *Store) LoadCursor(ctx context.Context, name string) (int64, bool, error) {
+	var v int64
+	err := s.db.QueryRow(ctx, `SELECT time_us FROM jetstream_cursor WHERE name = $1`, name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: load cursor: %w", err)
+	}
+	return v, true, nil
+}
+
+// SaveCursor stores the cursor; it never moves it backwards.
+func (s *Store) SaveCursor(ctx context.Context, name string, timeUS int64) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO jetstream_cursor (name, time_us) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET time_us = EXCLUDED.time_us, updated_at = now()
+		WHERE jetstream_cursor.time_us < EXCLUDED.time_us`, name, timeUS)
+	if err != nil {
+		return fmt.Errorf("store: save cursor: %w", err)
+	}
+	return nil
+}
+
+// ActorsByPDS lists every user and community whose stored PDS URL is in
+// pdsURLs (already normalised by the caller), for the sweep.
+func (s *Store) ActorsByPDS(ctx context.Context, pdsURLs []string) ([]*Actor, error) {
+	rows, err := s.db.Query(ctx, userSelect+` WHERE pds_url = ANY($1) UNION ALL `+communitySelect+
+		` WHERE pds_url = ANY($1) ORDER BY 2`, pdsURLs)
+	if err != nil {
+		return nil, fmt.Errorf("store: actors by pds: %w", err)
+	}
+	as, err := collectActors(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: actors by pds: %w", err)
+	}
+	return as, nil
+}
+
+// DistinctPDS lists each distinct stored PDS URL, so the sweep can match
+// them against trusted hosts with the same normalisation as the consumer.
+func (s *Store) DistinctPDS(ctx context.Context) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT pds_url FROM users UNION SELECT pds_url FROM communities`)
+	if err != nil {
+		return nil, fmt.Errorf("store: distinct pds: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("store: distinct pds: %w", err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// IsUniqueViolation reports a 23505 from Postgres.
+func IsUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
