@@ -1,0 +1,775 @@
+package deliver
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/sig"
+)
+
+// Deliverer defaults.
+const (
+	ConcurrencyDefault   = 16
+	LeaseDefault         = 5 * time.Minute
+	PollIntervalDefault  = time.Second
+	ShutdownGraceDefault = 30 * time.Second
+	// RetryAfterMaxDefault caps how long a Retry-After can push a retry back.
+	RetryAfterMaxDefault = 6 * time.Hour
+	// ContentTypeDefault is the Content-Type of a delivery, as Mastodon sends.
+	ContentTypeDefault = "application/activity+json"
+)
+
+// FollowersSource tells the deliverer a sender's followers on one server,
+// for FEP-8fcf Collection-Synchronization. The application implements it,
+// typically as a query over its follows table.
+type FollowersSource interface {
+	// FollowersOn returns actorID's followers collection, the URL listing
+	// its followers on the server at origin ("https://host[:port]"), and
+	// those followers' IDs. A zero CollectionID sends no header.
+	FollowersOn(ctx context.Context, actorID, origin string) (colsync.Followers, error)
+}
+
+// Config configures a Deliverer. A nil *Config means DefaultConfig().
+type Config struct {
+	// Retry is the retry schedule. Defaults to the zero RetryPolicy: 30 s
+	// doubling to 1 h, 12 attempts.
+	Retry RetryPolicy
+	// DisableWaitAsAsked turns the WaitAsAsked rule off: by default a retry
+	// waits at least what Retry-After asked (capped at RetryAfterMax), and a
+	// held delivery at least until its breaker's cool-off ends. Defaults to
+	// false (wait as asked).
+	DisableWaitAsAsked bool
+	// RetryAfterMax caps a Retry-After. Defaults to RetryAfterMaxDefault.
+	RetryAfterMax time.Duration
+	// Permanent says which statuses are refusals for good. Defaults to
+	// DefaultPermanent (every 4xx but 408 and 429); MastodonPermanent is
+	// Mastodon's rule.
+	Permanent func(status int) bool
+	// PermanentIfSenderGone lists statuses that are permanent when
+	// SenderKeys.Gone says the sender is gone for good (Mastodon: 401).
+	// Defaults to none.
+	PermanentIfSenderGone []int
+	// Breaker configures the circuit breaker; nil turns it off. Defaults to
+	// nil in a Config you build; DefaultConfig sets it.
+	Breaker *BreakerConfig
+	// PerHost is how many deliveries may be in flight to one host. Defaults
+	// to PerHostDefault. Ignored when HostLimiter is set.
+	PerHost int
+	// HostLimiter, when set, is the per-host limit shared with other
+	// Deliverers. Defaults to one of this Deliverer's own.
+	HostLimiter *HostLimiter
+	// Concurrency is how many deliveries Run works at once. Defaults to
+	// ConcurrencyDefault.
+	Concurrency int
+	// Lease is how long a claimed delivery is reserved for this process.
+	// Defaults to LeaseDefault.
+	Lease time.Duration
+	// PollInterval is how often Run looks for due deliveries when idle.
+	// Defaults to PollIntervalDefault.
+	PollInterval time.Duration
+	// ShutdownGrace bounds how long Run waits for deliveries in flight once
+	// its context ends. Defaults to ShutdownGraceDefault.
+	ShutdownGrace time.Duration
+	// FirstScheme is the signature scheme tried first for a host with none
+	// remembered. Defaults to sig.SchemeCavage.
+	FirstScheme sig.Scheme
+	// Schemes remembers per host which scheme worked. Defaults to a
+	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
+	Schemes SchemeStore
+	// PriorityMaxInboxes, when above zero, puts a send to at most this many
+	// inboxes in the priority lane unless its Batch says low priority.
+	// Defaults to 0 (only Batch.Priority does).
+	PriorityMaxInboxes int
+	// Followers provides FEP-8fcf data for batches sent with
+	// SynchronizeCollection. Defaults to nil: no header is sent.
+	Followers FollowersSource
+	// ContentType is the Content-Type of a delivery. Defaults to
+	// ContentTypeDefault.
+	ContentType string
+
+	// OnAttempt sees every attempt: delivered, failed or held.
+	OnAttempt func(ctx context.Context, a Attempt)
+	// OnFailure sees every permanent refusal, with its status.
+	OnFailure func(ctx context.Context, f Failure)
+	// OnSettled is awaited for each delivery that is done with, before it
+	// leaves the queue.
+	OnSettled func(ctx context.Context, s Settlement)
+	// SkipIf, when it returns true for a delivery coming due, drops it
+	// unsent (settled as skipped).
+	SkipIf func(ctx context.Context, inbox string, e *Envelope) bool
+
+	// Logger receives logs. Defaults to discarding.
+	Logger *slog.Logger
+	// Now returns the current time. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the defaults with the circuit breaker on
+// (BreakerThresholdDefault failures, BreakerCoolOffDefault, per host).
+func DefaultConfig() *Config { return &Config{Breaker: &BreakerConfig{}} }
+
+// Batch says how a send is to be delivered.
+type Batch struct {
+	// Tag names the batch for Status and OnSettled.
+	Tag string
+	// Deadline, when set, is when a delivery is given up rather than retried.
+	Deadline time.Time
+	// MaxAttempts, when above zero, lowers the retry policy's attempts.
+	MaxAttempts int
+	// LowPriority puts the batch in the low lane, claimed only when nothing
+	// else is due.
+	LowPriority bool
+	// Priority puts the batch in the priority lane, ahead of the normal one.
+	Priority bool
+	// OrderingKey makes the batch reach each inbox in the order it was
+	// queued among batches with this key. Give the activity's object: its
+	// Delete then waits until its Create is delivered or given up.
+	OrderingKey string
+	// SynchronizeCollection adds an FEP-8fcf Collection-Synchronization
+	// header, from Config.Followers.
+	SynchronizeCollection bool
+}
+
+// AttemptOutcome is what became of one attempt.
+type AttemptOutcome int8
+
+const (
+	// AttemptDelivered: the inbox accepted it.
+	AttemptDelivered AttemptOutcome = iota + 1
+	// AttemptFailed: it was sent and not accepted, or could not be sent.
+	AttemptFailed
+	// AttemptHeld: the circuit breaker held it back unsent.
+	AttemptHeld
+)
+
+// String returns "delivered", "failed" or "held".
+func (o AttemptOutcome) String() string {
+	switch o {
+	case AttemptDelivered:
+		return "delivered"
+	case AttemptHeld:
+		return "held"
+	default:
+		return "failed"
+	}
+}
+
+// Attempt describes one attempt, for Config.OnAttempt.
+type Attempt struct {
+	Inbox, Host string
+	ActivityID  string
+	Tag         string
+	// Number counts attempts from 1; held ones count.
+	Number  int
+	Outcome AttemptOutcome
+	// StatusCode is the final response's status, or 0.
+	StatusCode int
+	// Duration is the time spent sending, signing included.
+	Duration time.Duration
+	// Scheme signed the final request; 0 when nothing was sent.
+	Scheme sig.Scheme
+	// Probe says the breaker let this one through as its probe.
+	Probe bool
+	// Err is a *DeliveryError unless delivered.
+	Err error
+}
+
+// Failure describes a permanent refusal, for Config.OnFailure.
+type Failure struct {
+	Inbox, Host string
+	ActivityID  string
+	ActorID     string
+	Tag         string
+	StatusCode  int
+	Err         *DeliveryError
+}
+
+// Settlement describes a delivery that is done with, for Config.OnSettled.
+type Settlement struct {
+	Inbox, Host string
+	ActivityID  string
+	Tag         string
+	Result      Result
+	// Attempts counts the attempts made, held ones included.
+	Attempts int
+	// Err says why it was not delivered; nil when it was.
+	Err error
+}
+
+// Deliverer sends activities through a Queue. Its methods are safe for
+// concurrent use; Run may be called by several processes sharing a Queue.
+type Deliverer struct {
+	queue   Queue
+	keys    SenderKeys
+	client  *client.Client
+	cfg     Config
+	limiter *HostLimiter
+	log     *slog.Logger
+	wake    chan struct{}
+}
+
+// New returns a Deliverer sending through c, the guarded client, with keys
+// from keys. A nil cfg means DefaultConfig().
+func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Deliverer, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1)}
+	if queue == nil || keys == nil || c == nil {
+		return nil, invalid("queue, keys and client are required")
+	}
+	x := &d.cfg
+	if x.RetryAfterMax <= 0 {
+		x.RetryAfterMax = RetryAfterMaxDefault
+	}
+	if x.Permanent == nil {
+		x.Permanent = DefaultPermanent
+	}
+	if x.Breaker != nil {
+		b := *x.Breaker
+		if b.Threshold <= 0 {
+			b.Threshold = BreakerThresholdDefault
+		}
+		if b.CoolOff <= 0 {
+			b.CoolOff = BreakerCoolOffDefault
+		}
+		if b.Store == nil {
+			b.Store = &MemoryBreakerStore{}
+		}
+		x.Breaker = &b
+	}
+	if x.HostLimiter == nil {
+		x.HostLimiter = NewHostLimiter(x.PerHost)
+	}
+	d.limiter = x.HostLimiter
+	if x.Concurrency <= 0 {
+		x.Concurrency = ConcurrencyDefault
+	}
+	if x.Lease <= 0 {
+		x.Lease = LeaseDefault
+	}
+	if x.PollInterval <= 0 {
+		x.PollInterval = PollIntervalDefault
+	}
+	if x.ShutdownGrace <= 0 {
+		x.ShutdownGrace = ShutdownGraceDefault
+	}
+	switch x.FirstScheme {
+	case 0:
+		x.FirstScheme = sig.SchemeCavage
+	case sig.SchemeCavage, sig.SchemeRFC9421:
+	default:
+		return nil, invalid("unknown FirstScheme %d", x.FirstScheme)
+	}
+	if x.Schemes == nil {
+		x.Schemes = NewMemorySchemeStore(SchemeMemoryMaxDefault)
+	}
+	if x.ContentType == "" {
+		x.ContentType = ContentTypeDefault
+	}
+	if x.Now == nil {
+		x.Now = time.Now
+	}
+	d.log = x.Logger
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	return d, nil
+}
+
+// Send queues activity for each inbox under the default Batch.
+func (d *Deliverer) Send(ctx context.Context, keyID string, activity []byte, inboxes []string) error {
+	return d.SendBatch(ctx, keyID, activity, inboxes, Batch{})
+}
+
+// SendBatch queues activity, a JSON object, for each inbox, signed with the
+// key keyID names. Duplicate inboxes are sent once; inboxes that are not
+// absolute http(s) URLs the client accepts are left out and logged. It
+// returns ErrNoInboxes when none is left.
+func (d *Deliverer) SendBatch(ctx context.Context, keyID string, activity []byte, inboxes []string, b Batch) error {
+	var head struct {
+		ID    string          `json:"id"`
+		Actor json.RawMessage `json:"actor"`
+	}
+	if err := json.Unmarshal(activity, &head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(activity), []byte("{")) {
+		return ErrNotJSON
+	}
+	e := &Envelope{
+		KeyID:                 keyID,
+		ActivityID:            head.ID,
+		ActorID:               actorID(head.Actor),
+		Body:                  bytes.Clone(activity),
+		Inboxes:               d.cleanInboxes(inboxes),
+		EnqueuedAt:            d.cfg.Now(),
+		Tag:                   b.Tag,
+		Deadline:              b.Deadline,
+		MaxAttempts:           b.MaxAttempts,
+		OrderingKey:           b.OrderingKey,
+		SynchronizeCollection: b.SynchronizeCollection,
+	}
+	if len(e.Inboxes) == 0 {
+		return ErrNoInboxes
+	}
+	switch {
+	case b.LowPriority:
+		e.Lane = LaneLow
+	case b.Priority, d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes:
+		e.Lane = LanePriority
+	}
+	if err := d.queue.Enqueue(ctx, e); err != nil {
+		return err
+	}
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func actorID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return o.ID
+	}
+	return ""
+}
+
+// cleanInboxes drops duplicates and URLs the client would refuse, keeping
+// the caller's order.
+func (d *Deliverer) cleanInboxes(inboxes []string) []string {
+	seen := make(map[string]struct{}, len(inboxes))
+	out := make([]string, 0, len(inboxes))
+	for _, raw := range inboxes {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+			d.log.Warn("deliver: inbox left out", "inbox", raw)
+			continue
+		}
+		u.Scheme = strings.ToLower(u.Scheme)
+		u.Host = strings.ToLower(u.Host)
+		u.Fragment = ""
+		s := u.String()
+		if _, dup := seen[s]; dup {
+			continue
+		}
+		if err := d.client.ValidateURL(s); err != nil {
+			d.log.Warn("deliver: inbox left out", "inbox", raw, "err", err)
+			continue
+		}
+		seen[s] = struct{}{}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Status reports how the batch tagged tag stands.
+func (d *Deliverer) Status(ctx context.Context, tag string) (BatchStatus, error) {
+	return d.queue.Status(ctx, tag)
+}
+
+// Drop removes queued deliveries f selects, such as a deleted account's or
+// an undone post's, and returns how many.
+func (d *Deliverer) Drop(ctx context.Context, f DropFilter) (int, error) {
+	return d.queue.Drop(ctx, f)
+}
+
+// Run works the queue until ctx ends, then lets the deliveries in flight
+// finish, for at most ShutdownGrace, before it returns; deliveries claimed
+// but not yet started go back to the queue. It returns nil after a shutdown
+// and an error only when it could not start.
+func (d *Deliverer) Run(ctx context.Context) error {
+	// Sends in flight outlive ctx by the grace period.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	slots := make(chan struct{}, d.cfg.Concurrency)
+	var wg sync.WaitGroup
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+loop:
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		free := 1
+		for free < d.cfg.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				free++
+				continue
+			default:
+			}
+			break
+		}
+		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: free})
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("deliver: claim failed", "err", err)
+		}
+		for range free - len(jobs) {
+			<-slots
+		}
+		for _, j := range jobs {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				d.handle(work, ctx, j)
+			})
+		}
+		if len(jobs) == free && err == nil {
+			continue
+		}
+		timer.Reset(d.cfg.PollInterval)
+		select {
+		case <-timer.C:
+		case <-d.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	grace := time.NewTimer(d.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		d.log.Warn("deliver: shutdown grace ended with deliveries in flight; they return to the queue when their lease lapses")
+		cancelWork()
+		<-done
+	}
+	return nil
+}
+
+// RunDue works every delivery due now, waiting for each, and returns how
+// many it handled: for tests, and for applications that deliver from a
+// scheduled job rather than a long-running Run.
+func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: d.cfg.Concurrency})
+		if err != nil {
+			return n, err
+		}
+		if len(jobs) == 0 {
+			return n, nil
+		}
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			wg.Go(func() { d.handle(ctx, ctx, j) })
+		}
+		wg.Wait()
+		n += len(jobs)
+	}
+}
+
+func hostOf(inbox string) string {
+	u, err := url.Parse(inbox)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
+// handle makes one attempt at j. work bounds the sending; stop, when it ends
+// before a host slot is free, returns j to the queue untouched.
+func (d *Deliverer) handle(work, stop context.Context, j *Job) {
+	e := j.Envelope
+	host := hostOf(j.Inbox)
+	number := j.Attempts + 1
+	now := d.cfg.Now()
+
+	if !e.Deadline.IsZero() && !now.Before(e.Deadline) {
+		d.settle(work, j, host, ResultGaveUp, j.Attempts, &DeliveryError{Kind: KindDeadline, Inbox: j.Inbox})
+		return
+	}
+	if d.cfg.SkipIf != nil && d.cfg.SkipIf(work, j.Inbox, e) {
+		d.settle(work, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox})
+		return
+	}
+
+	release, err := d.limiter.Acquire(stop, host)
+	if err != nil {
+		// Shutting down: leave it for the next claim, attempts unchanged.
+		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		return
+	}
+	defer release()
+
+	key, err := d.keys.Key(work, e.KeyID)
+	if err != nil {
+		d.log.Warn("deliver: sender key not loaded", "key_id", e.KeyID, "err", err)
+		d.failed(work, j, host, number, &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, Err: err}, Attempt{}, false)
+		return
+	}
+
+	var adm Admission
+	light := host
+	if b := d.cfg.Breaker; b != nil {
+		if b.PerInbox {
+			light = j.Inbox
+		}
+		adm, err = b.Store.Admit(work, light, d.cfg.Now(), d.rule())
+		if err != nil {
+			// A breaker store that cannot answer must not stop delivery.
+			d.log.Warn("deliver: breaker store failed; sending anyway", "light", light, "err", err)
+			adm = Admission{Allow: true}
+		}
+		if !adm.Allow {
+			derr := &DeliveryError{Kind: KindHeld, Inbox: j.Inbox, Until: adm.Until}
+			d.failed(work, j, host, number, derr, Attempt{Outcome: AttemptHeld}, false)
+			return
+		}
+	}
+
+	start := d.cfg.Now()
+	status, retryAfter, scheme, sendErr := d.send(work, j, host, key)
+	att := Attempt{Duration: d.cfg.Now().Sub(start), StatusCode: status, Scheme: scheme, Probe: adm.Probe}
+
+	var derr *DeliveryError
+	reachable := true // for the breaker: the host answered
+	switch {
+	case sendErr == nil && status >= 200 && status < 300:
+	case sendErr != nil:
+		kind := KindRetryable
+		if permanentSendError(sendErr) {
+			kind = KindPermanent
+		} else if !errors.Is(sendErr, errSign) {
+			reachable = false
+		}
+		derr = &DeliveryError{Kind: kind, Inbox: j.Inbox, StatusCode: status, Err: sendErr}
+	case d.permanent(work, e.KeyID, status):
+		derr = &DeliveryError{Kind: KindPermanent, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
+	default:
+		reachable = false
+		derr = &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
+	}
+	if b := d.cfg.Breaker; b != nil && !errors.Is(sendErr, errSign) {
+		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
+			d.log.Warn("deliver: breaker store failed", "light", light, "err", err)
+		}
+	}
+	if derr == nil {
+		att.Outcome = AttemptDelivered
+		d.attempt(work, j, host, number, att)
+		d.settle(work, j, host, ResultDelivered, number, nil)
+		return
+	}
+	att.Outcome = AttemptFailed
+	d.failed(work, j, host, number, derr, att, derr.Kind == KindPermanent)
+}
+
+func (d *Deliverer) rule() BreakerRule {
+	return BreakerRule{Threshold: d.cfg.Breaker.Threshold, CoolOff: d.cfg.Breaker.CoolOff}
+}
+
+func (d *Deliverer) permanent(ctx context.Context, keyID string, status int) bool {
+	if d.cfg.Permanent(status) {
+		return true
+	}
+	if !slices.Contains(d.cfg.PermanentIfSenderGone, status) {
+		return false
+	}
+	gone, err := d.keys.Gone(ctx, keyID)
+	if err != nil {
+		d.log.Warn("deliver: SenderKeys.Gone failed", "key_id", keyID, "err", err)
+	}
+	return gone
+}
+
+// permanentSendError reports errors that no retry can mend: the guard
+// refusing the address or URL, or a redirect, which a POST never follows.
+func permanentSendError(err error) bool {
+	return errors.Is(err, client.ErrBlocked) || errors.Is(err, client.ErrInvalidURL) ||
+		errors.Is(err, client.ErrRedirectNotFollowed) || errors.Is(err, client.ErrHiddenService)
+}
+
+// failed reports an attempt that did not deliver and either settles the job
+// or schedules its retry.
+func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int, derr *DeliveryError, att Attempt, permanent bool) {
+	e := j.Envelope
+	if att.Outcome == 0 {
+		att.Outcome = AttemptFailed
+	}
+	att.Err = derr
+	d.attempt(ctx, j, host, number, att)
+	if permanent {
+		d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
+		if d.cfg.OnFailure != nil {
+			d.cfg.OnFailure(ctx, Failure{Inbox: j.Inbox, Host: host, ActivityID: e.ActivityID, ActorID: e.ActorID,
+				Tag: e.Tag, StatusCode: derr.StatusCode, Err: derr})
+		}
+		d.settle(ctx, j, host, ResultFailed, number, derr)
+		return
+	}
+	now := d.cfg.Now()
+	delay, ok := d.cfg.Retry.Next(number)
+	if !ok || (e.MaxAttempts > 0 && number >= e.MaxAttempts) {
+		d.settle(ctx, j, host, ResultGaveUp, number, &DeliveryError{Kind: KindExhausted, Inbox: j.Inbox,
+			StatusCode: derr.StatusCode, Err: derr})
+		return
+	}
+	at := now.Add(delay)
+	if !d.cfg.DisableWaitAsAsked {
+		if derr.RetryAfter > 0 {
+			if asked := now.Add(min(derr.RetryAfter, d.cfg.RetryAfterMax)); asked.After(at) {
+				at = asked
+			}
+		}
+		if derr.Until.After(at) {
+			at = derr.Until
+		}
+	}
+	if !e.Deadline.IsZero() && !at.Before(e.Deadline) {
+		d.settle(ctx, j, host, ResultGaveUp, number, &DeliveryError{Kind: KindDeadline, Inbox: j.Inbox,
+			StatusCode: derr.StatusCode, Err: derr})
+		return
+	}
+	d.finish(ctx, j, Outcome{RetryAt: at, Attempts: number})
+}
+
+func (d *Deliverer) attempt(ctx context.Context, j *Job, host string, number int, a Attempt) {
+	a.Inbox, a.Host, a.ActivityID, a.Tag, a.Number = j.Inbox, host, j.Envelope.ActivityID, j.Envelope.Tag, number
+	d.log.Debug("deliver: attempt", "inbox", a.Inbox, "outcome", a.Outcome.String(), "status", a.StatusCode,
+		"attempt", number, "duration", a.Duration, "scheme", a.Scheme.String(), "err", a.Err)
+	if d.cfg.OnAttempt != nil {
+		d.cfg.OnAttempt(ctx, a)
+	}
+}
+
+func (d *Deliverer) settle(ctx context.Context, j *Job, host string, r Result, attempts int, err error) {
+	if d.cfg.OnSettled != nil {
+		s := Settlement{Inbox: j.Inbox, Host: host, ActivityID: j.Envelope.ActivityID, Tag: j.Envelope.Tag,
+			Result: r, Attempts: attempts}
+		if err != nil {
+			s.Err = err
+		}
+		d.cfg.OnSettled(ctx, s)
+	}
+	d.finish(ctx, j, Outcome{Result: r, Attempts: attempts})
+}
+
+func (d *Deliverer) finish(ctx context.Context, j *Job, o Outcome) {
+	// Record the outcome even when the work context was cancelled at the
+	// end of the grace period.
+	if err := d.queue.Finish(context.WithoutCancel(ctx), j.Ref(), o); err != nil {
+		d.log.Warn("deliver: could not record outcome", "inbox", j.Inbox, "result", o.Result.String(), "err", err)
+	}
+}
+
+var errSign = errors.New("deliver: signing failed")
+
+// send posts j's activity, signed afresh under the host's remembered scheme,
+// and once more under the other scheme if the first is refused with 400 or
+// 401. It returns the final status, its Retry-After, and the scheme used.
+func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
+	e := j.Envelope
+	first := d.cfg.FirstScheme
+	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
+	if err != nil {
+		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+	} else if known {
+		first = remembered
+	}
+	var syncHeader string
+	if e.SynchronizeCollection && d.cfg.Followers != nil {
+		syncHeader = d.syncHeader(ctx, e, j.Inbox)
+	}
+	signer, err := sig.NewSigner(key, e.KeyID, &sig.SignerConfig{Now: d.cfg.Now})
+	if err != nil {
+		return 0, 0, 0, errors.Join(errSign, err)
+	}
+	scheme := first
+	for try := 0; ; try++ {
+		status, retryAfter, err := d.post(ctx, j, signer, scheme, syncHeader)
+		if err != nil {
+			return status, retryAfter, scheme, err
+		}
+		if (status == http.StatusBadRequest || status == http.StatusUnauthorized) && try == 0 {
+			scheme = otherScheme(scheme)
+			continue
+		}
+		if status >= 200 && status < 300 && (!known || scheme != remembered) {
+			if err := d.cfg.Schemes.SetScheme(ctx, host, scheme); err != nil {
+				d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+			}
+		}
+		return status, retryAfter, scheme, nil
+	}
+}
+
+func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme sig.Scheme, syncHeader string) (int, time.Duration, error) {
+	body := j.Envelope.Body
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.Header.Set("Content-Type", d.cfg.ContentType)
+	if syncHeader != "" {
+		req.Header.Set(colsync.HeaderName, syncHeader)
+	}
+	var signErr error
+	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
+		if err := signer.Sign(r, scheme); err != nil {
+			signErr = errors.Join(errSign, err)
+			return signErr
+		}
+		return nil
+	}})
+	if signErr != nil {
+		return 0, 0, signErr
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	// Drain a little so the connection can be reused; the body is never
+	// echoed, since a remote server controls it.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	var retryAfter time.Duration
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if ra, ok := ParseRetryAfter(v, d.cfg.Now()); ok {
+			retryAfter = ra
+		}
+	}
+	return resp.StatusCode, retryAfter, nil
+}
+
+func (d *Deliverer) syncHeader(ctx context.Context, e *Envelope, inbox string) string {
+	origin, err := colsync.Origin(inbox)
+	if err != nil {
+		return ""
+	}
+	f, err := d.cfg.Followers.FollowersOn(ctx, e.ActorID, origin)
+	if err != nil {
+		d.log.Warn("deliver: followers for synchronization not loaded", "actor", e.ActorID, "err", err)
+		return ""
+	}
+	if f.CollectionID == "" {
+		return ""
+	}
+	return f.HeaderFor(origin).String()
+}
