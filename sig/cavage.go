@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -276,4 +277,30 @@ func cavageHeader(h http.Header) (string, bool) {
 		return v, true
 	}
 	return "", false
+}
+
+// CavageSigningString returns the draft-cavage-12 string to sign for req
+// and cs, with the query in (request-target).
+func CavageSigningString(req *http.Request, cs *CavageSignature) (string, error) {
+	return cavageSigningString(requestMessage(req, ""), cs, true)
+}
+
+// VerifyCavage checks cs over req with pub, retrying without the query in
+// (request-target) as older Mastodon signed. It checks neither time, nor
+// required headers, nor Digest; Verifier does.
+func VerifyCavage(req *http.Request, cs *CavageSignature, pub crypto.PublicKey) error {
+	if err := checkPublicKey(pub); err != nil {
+		return err
+	}
+	m := requestMessage(req, "")
+	str, err := cavageSigningString(m, cs, true)
+	if err != nil {
+		return err
+	}
+	err = cavageVerify(cs.Algorithm, pub, str, cs.Signature)
+	if errors.Is(err, ErrBadSignature) && m.uri.RawQuery != "" {
+		str, _ = cavageSigningString(m, cs, false)
+		err = cavageVerify(cs.Algorithm, pub, str, cs.Signature)
+	}
+	return err
 }
