@@ -215,7 +215,9 @@ func (r *HTTPResolver) ResolveHandle(ctx context.Context, h Handle) (DID, error)
 	if errors.Is(dnsErr, ErrHandleNotFound) && errors.Is(wkErr, ErrHandleNotFound) {
 		return "", ErrHandleNotFound
 	}
-	return "", fmt.Errorf("%w: dns: %w; well-known: %w", ErrHandleResolutionFailed, dnsErr, wkErr)
+	// The legs are described, not wrapped: one leg's "not found" must
+	// not make the whole lookup match ErrHandleNotFound.
+	return "", fmt.Errorf("%w: dns: %v; well-known: %v", ErrHandleResolutionFailed, dnsErr, wkErr)
 }
 
 func (r *HTTPResolver) resolveTXT(ctx context.Context, h Handle) (DID, error) {
