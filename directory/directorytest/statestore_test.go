@@ -1,0 +1,13 @@
+package directorytest_test
+
+import (
+	"testing"
+
+	"github.com/fedkit/fedkit/directory"
+	"github.com/fedkit/fedkit/directory/directorytest"
+)
+
+func TestMemoryStateStore(t *testing.T) {
+	t.Parallel()
+	directorytest.TestStateStore(t, func(*testing.T) directory.StateStore { return &directory.MemoryStateStore{} })
+}
