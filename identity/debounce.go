@@ -46,17 +46,18 @@ func (d *debounce) record(did DID, now time.Time) {
 }
 
 // evictLocked drops every expired entry; if none was expired it drops the
-// oldest one.
+// oldest one. Entries are recorded with one TTL in clock order, so the list
+// is in expiry order and the expired ones are all at the front.
 func (d *debounce) evictLocked(now time.Time) {
 	removed := false
-	for el := d.order.Front(); el != nil; {
-		next := el.Next()
-		if e := el.Value.(debounceEntry); !now.Before(e.expires) {
-			d.order.Remove(el)
-			delete(d.byDID, e.did)
-			removed = true
+	for el := d.order.Front(); el != nil; el = d.order.Front() {
+		e := el.Value.(debounceEntry)
+		if now.Before(e.expires) {
+			break
 		}
-		el = next
+		d.order.Remove(el)
+		delete(d.byDID, e.did)
+		removed = true
 	}
 	if !removed {
 		if el := d.order.Front(); el != nil {

@@ -31,11 +31,15 @@ func NewResolver() *Resolver {
 }
 
 // Set makes LookupDID return id for id.DID.
-func (r *Resolver) Set(id identity.Identity) {
+func (r *Resolver) Set(id identity.Identity) { r.SetFor(id.DID, id) }
+
+// SetFor makes LookupDID return id when asked for did, even when id names
+// another DID (an impersonation or a broken directory).
+func (r *Resolver) SetFor(did identity.DID, id identity.Identity) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ids[id.DID] = id
-	delete(r.errs, id.DID)
+	r.ids[did] = id
+	delete(r.errs, did)
 }
 
 // SetErr makes LookupDID fail for did with err.
