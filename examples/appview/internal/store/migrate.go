@@ -111,4 +111,3 @@ func applyOne(ctx context.Context, pool *pgxpool.Pool, m Migration) (bool, error
 	}
 	return true, tx.Commit(ctx)
 }
-

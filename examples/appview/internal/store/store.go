@@ -162,43 +162,6 @@ func collectActors(rows pgx.Rows) ([]*Actor, error) {
 	return out, rows.Err()
 }
 
-// UserByOriginAddress finds the user bridged from name@host: an exact match
-// on (origin_username, origin) first, then a unique case-insensitive match
-// on the name. Two or more case-insensitive matches are ErrAmbiguous.
-func (s *Store) UserByOriginAddress(ctx context.Context, name, host string) (*Actor, error) {
-	rows, err := s.db.Query(ctx, userSelect+` WHERE origin_username = $1 AND origin = $2 LIMIT 2`, name, host)
-	if err != nil {
-		return nil, fmt.Errorf("store: origin address: %w", err)
-	}
-	exact, err := collectActors(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: origin address: %w", err)
-	}
-	if len(exact) == 1 {
-		return exact[0], nil
-	}
-	if len(exact) > 1 {
-		// Duplicate exact pairs can exist (the index is not unique); no
-		// single answer is right.
-		return nil, ErrAmbiguous
-	}
-	rows, err = s.db.Query(ctx, userSelect+` WHERE lower(origin_username) = lower($1) AND origin = $2 LIMIT 2`, name, host)
-	if err != nil {
-		return nil, fmt.Errorf("store: origin address: %w", err)
-	}
-	ci, err := collectActors(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: origin address: %w", err)
-	}
-	switch len(ci) {
-	case 0:
-		return nil, ErrNotFound
-	case 1:
-		return ci[0], nil
-	}
-	return nil, ErrAmbiguous
-}
-
 func table(k Kind) (string, error) {
 	switch k {
 	case KindUser:
@@ -230,44 +193,10 @@ func (s *Store) InsertCommunity(ctx context.Context, did, handle, name, pdsURL s
 	return nil
 }
 
-// SetIdentity writes a verified handle and PDS URL. It is a compare-and-set
-// on the handle the caller read (inside the per-DID lock), so a write based
-// on a stale read cannot land. It reports whether a row changed.
-func (s *Store) SetIdentity(ctx context.Context, k Kind, did, oldHandle, newHandle, pdsURL string) (bool, error) {
-	t, err := table(k)
-	if err != nil {
-		return false, err
-	}
-	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET handle = $3, pds_url = $4, updated_at = now()
-		WHERE did = $1 AND handle = $2`, did, oldHandle, newHandle, pdsURL)
-	if err != nil {
-		return false, fmt.Errorf("store: set identity: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-// SetPDS records a freshly resolved PDS URL.
-func (s *Store) SetPDS(ctx context.Context, k Kind, did, pdsURL string) error {
-	t, err := table(k)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.Exec(ctx, `UPDATE `+t+` SET pds_url = $2, updated_at = now() WHERE did = $1 AND pds_url <> $2`, did, pdsURL)
-	if err != nil {
-		return fmt.Errorf("store: set pds: %w", err)
-	}
-	return nil
-}
-
 // AdvanceIdentitySeq moves the per-DID identity high-water mark forward and
 // reports false for a stale or replayed seq, which must then be ignored.
 func (s *Store) AdvanceIdentitySeq(ctx context.Context, k Kind, did string, seq int64) (bool, error) {
 	return s.advance(ctx, k, "identity_seq", did, seq)
-}
-
-// AdvanceAccountSeq is AdvanceIdentitySeq for account events.
-func (s *Store) AdvanceAccountSeq(ctx context.Context, k Kind, did string, seq int64) (bool, error) {
-	return s.advance(ctx, k, "account_seq", did, seq)
 }
 
 func (s *Store) advance(ctx context.Context, k Kind, col, did string, seq int64) (bool, error) {
@@ -282,21 +211,8 @@ func (s *Store) advance(ctx context.Context, k Kind, col, did string, seq int64)
 	return tag.RowsAffected() == 1, nil
 }
 
-// SetAccountStatus records an account event's status ('' when active).
-func (s *Store) SetAccountStatus(ctx context.Context, k Kind, did, status string) error {
-	t, err := table(k)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.Exec(ctx, `UPDATE `+t+` SET account_status = $2, updated_at = now() WHERE did = $1`, did, status)
-	if err != nil {
-		return fmt.Errorf("store: account status: %w", err)
-	}
-	return nil
-}
-
-// ClearOrigin writes '' to every origin column that is not already '' and
-// reports whether anything changed. '' (not NULL) makes the clear visible.
+// ClearOrigin writes ” to every origin column that is not already ” and
+// reports whether anything changed. ” (not NULL) makes the clear visible.
 func (s *Store) ClearOrigin(ctx context.Context, k Kind, did string) (bool, error) {
 	var sql string
 	switch k {
@@ -317,67 +233,101 @@ func (s *Store) ClearOrigin(ctx context.Context, k Kind, did string) (bool, erro
 	return tag.RowsAffected() > 0, nil
 }
 
-// OriginWrite says what a profile event does to the origin columns.
-type OriginWrite int
-
-const (
-	OriginKeep  OriginWrite = iota // leave the columns as they are
-	OriginSet                      // store the admitted, sanitised values
-	OriginClear                    // write '' to every column
-)
-
-// Profile is the part of a profile record the AppView keeps.
+// Profile is the part of a profile record the AppView keeps, with the
+// origin columns to write: a nil member leaves its column as it is, a
+// pointer to "" clears it.
 type Profile struct {
 	Rev         string
 	DisplayName string
 	Description string
-	Write       OriginWrite
-	Origin      Origin // used with OriginSet; nil members are stored as ''
-}
-
-func str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
+	Origin      Origin
+	// PDSURL, when not empty, replaces the stored PDS URL with the one a
+	// fresh resolution for this event found.
+	PDSURL string
 }
 
 // ApplyProfile writes a profile record to a known row. Records are gated by
 // rev (TIDs sort as strings), so a redriven older record cannot overwrite a
-// newer one. It reports false when the rev was stale.
+// newer one. It reports false when the rev was stale or the row is gone.
 func (s *Store) ApplyProfile(ctx context.Context, k Kind, did string, p Profile) (bool, error) {
 	var sql string
-	args := []any{did, p.Rev, p.DisplayName, p.Description}
-	switch {
-	case k == KindUser && p.Write == OriginSet:
+	args := []any{did, p.Rev, p.DisplayName, p.Description, p.PDSURL, p.Origin.Origin, p.Origin.URL, p.Origin.Software}
+	switch k {
+	case KindUser:
 		sql = `UPDATE users SET profile_rev = $2, display_name = $3, description = $4,
-			origin = $5, origin_username = $6, origin_url = $7, origin_software = $8, updated_at = now()
+			pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
+			origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
+			origin_software = COALESCE($8, origin_software), origin_username = COALESCE($9, origin_username),
+			updated_at = now()
 			WHERE did = $1 AND profile_rev < $2`
-		args = append(args, str(p.Origin.Origin), str(p.Origin.Username), str(p.Origin.URL), str(p.Origin.Software))
-	case k == KindUser && p.Write == OriginClear:
-		sql = `UPDATE users SET profile_rev = $2, display_name = $3, description = $4,
-			origin = '', origin_username = '', origin_url = '', origin_software = '', updated_at = now()
-			WHERE did = $1 AND profile_rev < $2`
-	case k == KindCommunity && p.Write == OriginSet:
+		args = append(args, p.Origin.Username)
+	case KindCommunity:
 		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
-			origin = $5, origin_url = $6, origin_software = $7, updated_at = now()
-			WHERE did = $1 AND profile_rev < $2`
-		args = append(args, str(p.Origin.Origin), str(p.Origin.URL), str(p.Origin.Software))
-	case k == KindCommunity && p.Write == OriginClear:
-		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
-			origin = '', origin_url = '', origin_software = '', updated_at = now()
+			pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
+			origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
+			origin_software = COALESCE($8, origin_software), updated_at = now()
 			WHERE did = $1 AND profile_rev < $2`
 	default:
-		t, err := table(k)
-		if err != nil {
-			return false, err
-		}
-		sql = `UPDATE ` + t + ` SET profile_rev = $2, display_name = $3, description = $4, updated_at = now()
-			WHERE did = $1 AND profile_rev < $2`
+		return false, fmt.Errorf("store: apply profile: no table for kind %q", k)
 	}
 	tag, err := s.db.Exec(ctx, sql, args...)
 	if err != nil {
 		return false, fmt.Errorf("store: apply profile: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Mark is what the event paths read first: which table holds the DID and
+// its per-DID high-water marks. One primary-key probe per table, in one
+// statement.
+type Mark struct {
+	Kind        Kind
+	IdentitySeq int64
+	AccountSeq  int64
+}
+
+// MarkOf returns the DID's Mark; Kind is KindNone for an unknown DID.
+func (s *Store) MarkOf(ctx context.Context, did string) (Mark, error) {
+	var m Mark
+	var k string
+	err := s.db.QueryRow(ctx, `SELECT 'user', identity_seq, account_seq FROM users WHERE did = $1
+		UNION ALL SELECT 'community', identity_seq, account_seq FROM communities WHERE did = $1 LIMIT 1`, did).
+		Scan(&k, &m.IdentitySeq, &m.AccountSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Mark{}, nil
+	}
+	if err != nil {
+		return Mark{}, fmt.Errorf("store: mark of %s: %w", did, err)
+	}
+	m.Kind = Kind(k)
+	return m, nil
+}
+
+// ApplyAccount records an account event in one statement: the seq guard,
+// the status, and (when clearOrigin) ” over every origin column. It
+// reports false for a stale or replayed seq, which changed nothing.
+func (s *Store) ApplyAccount(ctx context.Context, k Kind, did string, seq int64, status string, clearOrigin bool) (bool, error) {
+	var sql string
+	switch k {
+	case KindUser:
+		sql = `UPDATE users SET account_seq = $2, account_status = $3, updated_at = now(),
+			origin = CASE WHEN $4 THEN '' ELSE origin END,
+			origin_username = CASE WHEN $4 THEN '' ELSE origin_username END,
+			origin_url = CASE WHEN $4 THEN '' ELSE origin_url END,
+			origin_software = CASE WHEN $4 THEN '' ELSE origin_software END
+			WHERE did = $1 AND account_seq < $2`
+	case KindCommunity:
+		sql = `UPDATE communities SET account_seq = $2, account_status = $3, updated_at = now(),
+			origin = CASE WHEN $4 THEN '' ELSE origin END,
+			origin_url = CASE WHEN $4 THEN '' ELSE origin_url END,
+			origin_software = CASE WHEN $4 THEN '' ELSE origin_software END
+			WHERE did = $1 AND account_seq < $2`
+	default:
+		return false, fmt.Errorf("store: apply account: no table for kind %q", k)
+	}
+	tag, err := s.db.Exec(ctx, sql, did, seq, status, clearOrigin)
+	if err != nil {
+		return false, fmt.Errorf("store: apply account: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -459,43 +409,8 @@ func (s *Store) SaveCursor(ctx context.Context, name string, timeUS int64) error
 	return nil
 }
 
-// ActorsByPDS lists every user and community whose stored PDS URL is in
-// pdsURLs (already normalised by the caller), for the sweep.
-func (s *Store) ActorsByPDS(ctx context.Context, pdsURLs []string) ([]*Actor, error) {
-	rows, err := s.db.Query(ctx, userSelect+` WHERE pds_url = ANY($1) UNION ALL `+communitySelect+
-		` WHERE pds_url = ANY($1) ORDER BY 2`, pdsURLs)
-	if err != nil {
-		return nil, fmt.Errorf("store: actors by pds: %w", err)
-	}
-	as, err := collectActors(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: actors by pds: %w", err)
-	}
-	return as, nil
-}
-
-// DistinctPDS lists each distinct stored PDS URL, so the sweep can match
-// them against trusted hosts with the same normalisation as the consumer.
-func (s *Store) DistinctPDS(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT pds_url FROM users UNION SELECT pds_url FROM communities`)
-	if err != nil {
-		return nil, fmt.Errorf("store: distinct pds: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
-			return nil, fmt.Errorf("store: distinct pds: %w", err)
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
-}
-
 // IsUniqueViolation reports a 23505 from Postgres.
 func IsUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
-

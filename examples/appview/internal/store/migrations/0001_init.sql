@@ -17,6 +17,9 @@ CREATE TABLE users (
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
+-- A verified handle names one account; a conflict during a swap is
+-- redriven until the incumbent's own identity event lands.
+CREATE UNIQUE INDEX users_handle_key ON users (handle) WHERE handle <> 'handle.invalid';
 CREATE INDEX users_handle_lower_idx ON users (lower(handle));
 CREATE INDEX users_pds_url_idx ON users (pds_url);
 -- Not unique: the pair is copied from the bridge.
@@ -40,6 +43,7 @@ CREATE TABLE communities (
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
+CREATE UNIQUE INDEX communities_handle_key ON communities (handle) WHERE handle <> 'handle.invalid';
 CREATE INDEX communities_handle_lower_idx ON communities (lower(handle));
 CREATE INDEX communities_pds_url_idx ON communities (pds_url);
 CREATE INDEX communities_name_origin_idx ON communities (name, origin) WHERE COALESCE(origin, '') <> '';
@@ -56,16 +60,9 @@ CREATE TABLE posts (
 );
 CREATE INDEX posts_did_created_idx ON posts (did, created_at DESC, uri DESC);
 
--- Verified identities, 24 h TTL; never used to admit origin fields.
-CREATE TABLE identity_cache (
-    did        text PRIMARY KEY,
-    handle     text NOT NULL,
-    pds_url    text NOT NULL DEFAULT '',
-    document   bytea,
-    fetched_at timestamptz NOT NULL,
-    expires_at timestamptz NOT NULL
-);
-CREATE INDEX identity_cache_handle_idx ON identity_cache (handle);
+
+-- The identity cache table belongs to identity/pgstore (created by its
+-- Migrate, which store.Migrate runs after these files).
 
 -- Events to retry. attempts counts spent redrive attempts; dead_at marks a
 -- row whose budget is spent (kept for forensics).

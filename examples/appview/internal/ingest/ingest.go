@@ -1,0 +1,473 @@
+// Package ingest turns Jetstream events into AppView writes: identity
+// events through the identity library's Refresher, account events through
+// the seq guard, profile commits through origin admission, posts into the
+// author index. Every result is classified done, permanent, unresolved or
+// busy; the last two go to the redrive table.
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/examples/appview/internal/jetstream"
+	"github.com/fedkit/fedkit/examples/appview/internal/store"
+	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/origin"
+)
+
+// Collections the ingester reads.
+const (
+	CollectionProfile          = "app.bsky.actor.profile"
+	CollectionPost             = "app.bsky.feed.post"
+	CollectionCommunityProfile = "social.coves.community.profile"
+)
+
+// Outcome classifies the result of processing one event.
+type Outcome int
+
+const (
+	Done       Outcome = iota // applied, or nothing to do
+	Permanent                 // can never succeed: logged and dropped
+	Unresolved                // redrive later, spending an attempt
+	Busy                      // redrive later without spending an attempt
+)
+
+func (o Outcome) String() string {
+	return [...]string{"done", "permanent", "unresolved", "busy"}[o]
+}
+
+// Application errors, matched with errors.Is.
+var (
+	// ErrPermanent marks an event that can never succeed.
+	ErrPermanent = errors.New("ingest: permanent")
+	// ErrUnresolved marks an event to retry later.
+	ErrUnresolved = errors.New("ingest: unresolved")
+)
+
+// Error carries a closed reason code for the redrive table and logs; the
+// cause stays in Err.
+type Error struct {
+	Class  error // ErrPermanent or ErrUnresolved
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return "ingest: " + e.Reason
+	}
+	return "ingest: " + e.Reason + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() []error { return []error{e.Class, e.Err} }
+
+func permanent(reason string, err error) error {
+	return &Error{Class: ErrPermanent, Reason: reason, Err: err}
+}
+
+func unresolved(reason string, err error) error {
+	return &Error{Class: ErrUnresolved, Reason: reason, Err: err}
+}
+
+// Classify maps a processing error to an Outcome, by type only. An
+// unclassified error (a database outage) is unresolved.
+func Classify(err error) Outcome {
+	switch {
+	case err == nil:
+		return Done
+	case errors.Is(err, identity.ErrBusy), errors.Is(err, identity.ErrDeferred):
+		return Busy
+	case errors.Is(err, identity.ErrPermanent), errors.Is(err, ErrPermanent):
+		return Permanent
+	}
+	return Unresolved
+}
+
+// Code returns the closed reason code of err, for the redrive table.
+func Code(err error) string {
+	var re *identity.RefreshError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	var ie *Error
+	if errors.As(err, &ie) {
+		return ie.Reason
+	}
+	if err == nil {
+		return ""
+	}
+	return "error"
+}
+
+// Defaults for Config.
+const (
+	RedriveIntervalDefault    = 5 * time.Minute
+	BusyDelayDefault          = 30 * time.Second
+	UnresolvedAttemptsDefault = 3
+)
+
+// Config configures an Ingester.
+type Config struct {
+	// IndexAllProfiles creates rows for any DID whose profile arrives with
+	// a verified handle. Defaults to false: only DIDs whose fresh DID
+	// document names a trusted bridge PDS get a row.
+	IndexAllProfiles bool
+	// RedriveInterval is when an unresolved event is retried. Defaults to
+	// RedriveIntervalDefault.
+	RedriveInterval time.Duration
+	// BusyDelay is when a busy event is retried. Defaults to BusyDelayDefault.
+	BusyDelay time.Duration
+	// UnresolvedAttempts bounds the redrive attempts of one event.
+	// Defaults to UnresolvedAttemptsDefault.
+	UnresolvedAttempts int
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Deps are what an Ingester needs.
+type Deps struct {
+	Store     *store.Store
+	Refresher *identity.Refresher
+	Admitter  *origin.Admitter
+	// Resolver is the uncached resolver, for rows about to be created.
+	Resolver identity.Resolver
+	// Cache, if set, is purged on account takedowns and deletions.
+	Cache identity.Purger
+	// Trusted are the bridge PDS hosts, for deciding which new DIDs get rows.
+	Trusted origin.TrustedHosts
+}
+
+// Ingester processes events.
+type Ingester struct {
+	d   Deps
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns an Ingester.
+func New(d Deps, cfg *Config) (*Ingester, error) {
+	if d.Store == nil || d.Refresher == nil || d.Admitter == nil || d.Resolver == nil {
+		return nil, errors.New("ingest: missing dependency")
+	}
+	c := Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.RedriveInterval <= 0 {
+		c.RedriveInterval = RedriveIntervalDefault
+	}
+	if c.BusyDelay <= 0 {
+		c.BusyDelay = BusyDelayDefault
+	}
+	if c.UnresolvedAttempts <= 0 {
+		c.UnresolvedAttempts = UnresolvedAttemptsDefault
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Ingester{d: d, cfg: c, log: c.Logger}, nil
+}
+
+// Handle is the jetstream.Handler: it processes a live event and records
+// unresolved and busy ones for redrive. It fails only when the redrive
+// write fails, so the consumer retries and the cursor holds.
+func (in *Ingester) Handle(ctx context.Context, f jetstream.Frame) error {
+	err := in.Process(ctx, f)
+	out := Classify(err)
+	switch out {
+	case Done:
+		return nil
+	case Permanent:
+		in.log.Warn("ingest: dropping event", "did", f.DID, "kind", f.Kind, "time_us", f.TimeUS, "reason", Code(err), "err", err)
+		return nil
+	}
+	if ctx.Err() != nil {
+		// Shutting down: leave the event before the cursor, to be replayed.
+		return ctx.Err()
+	}
+	delay := in.cfg.RedriveInterval
+	if out == Busy {
+		delay = in.cfg.BusyDelay
+	}
+	in.log.Info("ingest: event queued for redrive", "did", f.DID, "kind", f.Kind, "time_us", f.TimeUS, "outcome", out.String(), "reason", Code(err))
+	return in.d.Store.Enqueue(ctx, f.DID, f.TimeUS, f.Kind, f.Raw, 0, in.cfg.Now().Add(delay), Code(err))
+}
+
+// Process applies one event and returns its classified error.
+func (in *Ingester) Process(ctx context.Context, f jetstream.Frame) error {
+	switch f.Kind {
+	case jetstream.KindIdentity:
+		return in.identityEvent(ctx, f)
+	case jetstream.KindAccount:
+		return in.accountEvent(ctx, f)
+	case jetstream.KindCommit:
+		return in.commitEvent(ctx, f)
+	}
+	return nil // a kind this consumer does not know: nothing to do
+}
+
+func (in *Ingester) identityEvent(ctx context.Context, f jetstream.Frame) error {
+	ev, err := identity.DecodeIdentityEvent(f.Raw)
+	if err != nil {
+		return permanent("malformed", err)
+	}
+	// The one indexed read: it finds unknown DIDs (the whole network's
+	// identity events arrive here) and the per-DID seq high-water mark.
+	m, err := in.d.Store.MarkOf(ctx, ev.DID)
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	if m.Kind == store.KindNone {
+		return nil
+	}
+	if ev.Seq > 0 && ev.Seq < m.IdentitySeq {
+		in.log.Debug("ingest: stale identity event ignored", "did", ev.DID, "seq", ev.Seq, "mark", m.IdentitySeq)
+		return nil
+	}
+	if err := in.d.Refresher.HandleIdentityEvent(ctx, ev); err != nil {
+		return err
+	}
+	if ev.Seq > 0 {
+		if _, err := in.d.Store.AdvanceIdentitySeq(ctx, m.Kind, ev.DID, ev.Seq); err != nil {
+			return unresolved(identity.ReasonStoreFailed, err)
+		}
+	}
+	return nil
+}
+
+func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
+	a := f.Account
+	m, err := in.d.Store.MarkOf(ctx, f.DID)
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	if m.Kind == store.KindNone {
+		return nil
+	}
+	status := ""
+	if !a.Active {
+		status = a.Status
+		if status == "" {
+			status = "inactive"
+		}
+	}
+	clear := origin.ClearOnAccountStatus(a.Status)
+	if clear && in.d.Cache != nil {
+		// Purge before the write: the seq guard would ignore a redrive.
+		did := identity.DID(f.DID)
+		if err := in.d.Cache.Purge(ctx, did); err != nil {
+			return unresolved(identity.ReasonPurgeFailed, err)
+		}
+	}
+	seq := a.Seq
+	if seq <= 0 {
+		// Without a seq there is no order; use time_us, which is monotonic
+		// on one stream, so the guard still rejects replays.
+		seq = f.TimeUS
+	}
+	applied, err := in.d.Store.ApplyAccount(ctx, m.Kind, f.DID, seq, status, clear)
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	if !applied {
+		in.log.Debug("ingest: stale account event ignored", "did", f.DID, "seq", seq)
+	}
+	return nil
+}
+
+func (in *Ingester) commitEvent(ctx context.Context, f jetstream.Frame) error {
+	c := f.Commit
+	switch c.Collection {
+	case CollectionProfile, CollectionCommunityProfile:
+		if c.RKey != "self" {
+			return permanent("bad-rkey", fmt.Errorf("profile rkey %q", c.RKey))
+		}
+		return in.profile(ctx, f)
+	case CollectionPost:
+		return in.post(ctx, f)
+	}
+	return nil
+}
+
+// profileRecord is the part of a profile record the AppView reads, for
+// users (app.bsky.actor.profile) and communities alike.
+type profileRecord struct {
+	DisplayName    string `json:"displayName"`
+	Description    string `json:"description"`
+	Name           string `json:"name"` // communities
+	Origin         string `json:"origin"`
+	OriginUsername string `json:"originUsername"`
+	OriginURL      string `json:"originUrl"`
+	OriginSoftware string `json:"originSoftware"`
+}
+
+func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
+	c := f.Commit
+	kind := store.KindUser
+	if c.Collection == CollectionCommunityProfile {
+		kind = store.KindCommunity
+	}
+	var rec profileRecord
+	if c.Operation != jetstream.OpDelete {
+		if err := json.Unmarshal(c.Record, &rec); err != nil {
+			return permanent("malformed-record", err)
+		}
+	}
+	if kind == store.KindCommunity {
+		rec.OriginUsername = "" // communities have no origin username column
+	}
+	m, err := in.d.Store.MarkOf(ctx, f.DID)
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	known := m.Kind != store.KindNone
+	if known && m.Kind != kind {
+		return permanent("kind-mismatch", fmt.Errorf("%s is a %s", f.DID, m.Kind))
+	}
+	if c.Operation == jetstream.OpDelete {
+		if !known {
+			return nil
+		}
+		// The record that asserted the fields is gone: clear them.
+		w := origin.ClearAll()
+		_, err := in.d.Store.ApplyProfile(ctx, kind, f.DID, store.Profile{Rev: c.Rev, Origin: originOf(w)})
+		if err != nil {
+			return unresolved(identity.ReasonStoreFailed, err)
+		}
+		return nil
+	}
+
+	fields := origin.Fields{Origin: rec.Origin, Username: rec.OriginUsername, URL: rec.OriginURL, Software: rec.OriginSoftware}
+	if kind == store.KindCommunity && fields.Origin != "" {
+		// Sanitize keeps origin only beside a username, which communities
+		// do not have: a placeholder lets the same trust rules judge the
+		// other three fields, and is discarded below.
+		fields.Username = communityPlaceholder
+	}
+	d := in.d.Admitter.Admit(ctx, origin.Event{DID: f.DID, Fields: fields, Known: known})
+	w := d.Write
+	if kind == store.KindCommunity {
+		w.Username = nil
+	}
+	switch d.Outcome {
+	case origin.OutcomeRetry:
+		return unresolved("origin-"+string(d.Reason), d.Err)
+	case origin.OutcomeDrop:
+		in.log.Info("ingest: profile dropped", "did", f.DID, "reason", string(d.Reason))
+		return nil
+	}
+
+	p := store.Profile{Rev: c.Rev, DisplayName: rec.DisplayName, Description: rec.Description, Origin: originOf(w)}
+	if !known {
+		err := in.create(ctx, kind, f.DID, rec.Name)
+		if errors.Is(err, errSkip) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := in.d.Store.ApplyProfile(ctx, kind, f.DID, p); err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}
+
+// create makes a row for an unknown DID from a fresh, verified resolution.
+// Only DIDs on a trusted bridge PDS get one unless IndexAllProfiles is set.
+func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string) error {
+	id, err := in.d.Resolver.LookupDID(ctx, identity.DID(did))
+	if err != nil {
+		if errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID) {
+			return permanent(identity.ReasonResolveFailed, err)
+		}
+		return unresolved(identity.ReasonResolveFailed, err)
+	}
+	h, err := identity.VerifiedHandle(id, identity.DID(did))
+	if errors.Is(err, identity.ErrSubjectMismatch) {
+		return permanent(identity.ReasonSubjectMismatch, err)
+	}
+	bridged := in.d.Trusted.Contains(id.PDS)
+	if !bridged && !in.cfg.IndexAllProfiles {
+		return errSkip
+	}
+	if err != nil {
+		// Never store an unverified handle; the bridge's profile is worth
+		// waiting for.
+		if bridged {
+			return unresolved(identity.ReasonUnverified, err)
+		}
+		return errSkip
+	}
+	if kind == store.KindCommunity {
+		err = in.d.Store.InsertCommunity(ctx, did, string(h), name, id.PDS)
+	} else {
+		err = in.d.Store.InsertUser(ctx, did, string(h), id.PDS)
+	}
+	if store.IsUniqueViolation(err) {
+		return unresolved(identity.ReasonHandleTaken, err)
+	}
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}
+
+// communityPlaceholder stands in for the username communities lack.
+const communityPlaceholder = "community"
+
+// errSkip is a done outcome: the DID is not one this AppView indexes.
+var errSkip error = skipError{}
+
+type skipError struct{}
+
+func (skipError) Error() string { return "ingest: not indexed" }
+
+func originOf(w origin.Write) store.Origin {
+	return store.Origin{Origin: w.Origin, Username: w.Username, URL: w.URL, Software: w.Software}
+}
+
+type postRecord struct {
+	Text      string `json:"text"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
+	c := f.Commit
+	k, err := in.d.Store.KindOf(ctx, f.DID)
+	if err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	if k != store.KindUser {
+		return nil
+	}
+	uri := "at://" + f.DID + "/" + c.Collection + "/" + c.RKey
+	if c.Operation == jetstream.OpDelete {
+		if err := in.d.Store.DeletePost(ctx, uri); err != nil {
+			return unresolved(identity.ReasonStoreFailed, err)
+		}
+		return nil
+	}
+	var rec postRecord
+	if err := json.Unmarshal(c.Record, &rec); err != nil {
+		return permanent("malformed-record", err)
+	}
+	created, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(rec.CreatedAt))
+	if err != nil {
+		created = time.UnixMicro(f.TimeUS).UTC()
+	}
+	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, store.Post{URI: uri, CID: c.CID, Text: rec.Text, CreatedAt: created}); err != nil {
+		return unresolved(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}

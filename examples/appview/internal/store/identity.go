@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/origin"
+)
+
+// IdentityStore adapts Store to identity.Store and identity.Lister, so the
+// library's Refresher and Sweep read and write the AppView's tables.
+type IdentityStore struct{ s *Store }
+
+var (
+	_ identity.Store  = IdentityStore{}
+	_ identity.Lister = IdentityStore{}
+)
+
+// Identity returns the identity.Store view of s.
+func (s *Store) Identity() IdentityStore { return IdentityStore{s: s} }
+
+const subjectSelect = `SELECT 'user', did, handle, pds_url,
+		(COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')
+	FROM users WHERE %[1]s
+	UNION ALL SELECT 'community', did, handle, pds_url,
+		(COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')
+	FROM communities WHERE %[1]s`
+
+func scanSubject(row pgx.Row) (identity.Subject, error) {
+	var sub identity.Subject
+	var kind, did, handle string
+	if err := row.Scan(&kind, &did, &handle, &sub.PDS, &sub.HasOrigin); err != nil {
+		return identity.Subject{}, err
+	}
+	sub.DID, sub.Handle = identity.DID(did), identity.Handle(handle)
+	sub.Kind = identity.KindUser
+	if kind == string(KindCommunity) {
+		sub.Kind = identity.KindCommunity
+	}
+	return sub, nil
+}
+
+// Subject is one indexed read (a primary-key probe of each table).
+func (a IdentityStore) Subject(ctx context.Context, did identity.DID) (identity.Subject, error) {
+	sub, err := scanSubject(a.s.db.QueryRow(ctx, fmt.Sprintf(subjectSelect, "did = $1")+" LIMIT 1", string(did)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return identity.Subject{}, identity.ErrUnknownDID
+	}
+	if err != nil {
+		return identity.Subject{}, fmt.Errorf("store: subject: %w", err)
+	}
+	return sub, nil
+}
+
+func kindOf(k identity.Kind) Kind {
+	if k == identity.KindCommunity {
+		return KindCommunity
+	}
+	return KindUser
+}
+
+// SetHandle writes the verified handle; a unique conflict is
+// identity.ErrHandleTaken.
+func (a IdentityStore) SetHandle(ctx context.Context, sub identity.Subject, h identity.Handle) error {
+	t, err := table(kindOf(sub.Kind))
+	if err != nil {
+		return err
+	}
+	tag, err := a.s.db.Exec(ctx, `UPDATE `+t+` SET handle = $2, updated_at = now() WHERE did = $1`, string(sub.DID), string(h))
+	if IsUniqueViolation(err) {
+		return fmt.Errorf("%w: %s", identity.ErrHandleTaken, h)
+	}
+	if err != nil {
+		return fmt.Errorf("store: set handle: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return identity.ErrUnknownDID
+	}
+	return nil
+}
+
+// ClearOrigin writes ” over every origin column.
+func (a IdentityStore) ClearOrigin(ctx context.Context, sub identity.Subject, _ origin.Fields) error {
+	_, err := a.s.ClearOrigin(ctx, kindOf(sub.Kind), string(sub.DID))
+	return err
+}
+
+// ListBridged lists rows with a stored PDS whose host is in hosts. The
+// rows are read first and the connection released, so fn (which takes
+// locks and writes) never waits on a pool slot this scan holds.
+func (a IdentityStore) ListBridged(ctx context.Context, hosts []string, fn func(identity.Subject) error) error {
+	trusted, err := origin.NewTrustedHosts(hosts)
+	if err != nil {
+		return err
+	}
+	rows, err := a.s.db.Query(ctx, fmt.Sprintf(subjectSelect, "pds_url <> ''")+" ORDER BY 2")
+	if err != nil {
+		return fmt.Errorf("store: list bridged: %w", err)
+	}
+	var subs []identity.Subject
+	for rows.Next() {
+		sub, err := scanSubject(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("store: list bridged: %w", err)
+		}
+		if trusted.Contains(sub.PDS) {
+			subs = append(subs, sub)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: list bridged: %w", err)
+	}
+	for _, sub := range subs {
+		if err := fn(sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OriginIndex adapts Store to origin.OriginIndex for LookupOrigin.
+type OriginIndex struct{ s *Store }
+
+var _ origin.OriginIndex = OriginIndex{}
+
+// Origins returns the origin.OriginIndex view of s.
+func (s *Store) Origins() OriginIndex { return OriginIndex{s: s} }
+
+// ExactOrigin uses the (origin_username, origin) index.
+func (o OriginIndex) ExactOrigin(ctx context.Context, name, host string) ([]string, error) {
+	return o.dids(ctx, `SELECT did FROM users WHERE origin_username = $1 AND origin = $2 LIMIT 2`, name, host)
+}
+
+// FoldOrigin uses the (lower(origin_username), origin) index. origin is
+// stored normalised (lower-case), as ParseAddress returns the host.
+func (o OriginIndex) FoldOrigin(ctx context.Context, name, host string) ([]string, error) {
+	return o.dids(ctx, `SELECT did FROM users WHERE lower(origin_username) = lower($1) AND origin = $2 LIMIT 2`, name, host)
+}
+
+func (o OriginIndex) dids(ctx context.Context, sql, name, host string) ([]string, error) {
+	rows, err := o.s.db.Query(ctx, sql, name, host)
+	if err != nil {
+		return nil, fmt.Errorf("store: origin lookup: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("store: origin lookup: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: origin lookup: %w", err)
+	}
+	return out, nil
+}

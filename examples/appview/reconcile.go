@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/fedkit/fedkit/identity"
+)
+
+func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+
+// reconcileFlags are reconcile-handles' own flags.
+type reconcileFlags struct {
+	dryRun      bool
+	clearCache  bool
+	concurrency int
+	jsonOut     bool
+}
+
+// cmdReconcile re-checks every bridged row (stored PDS on a trusted host)
+// through the same locked refresh as the consumer. Exit status: 0 when
+// every row matches its verified handle; 1 when some row does not (a dry
+// run that would update); 2 when some row could not be checked; 3 when the
+// run itself failed; 64 for bad usage.
+func cmdReconcile(ctx context.Context, args []string, e env) int {
+	fs := flag.NewFlagSet("reconcile-handles", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var rf reconcileFlags
+	fs.BoolVar(&rf.dryRun, "dry-run", false, "resolve and verify only; change nothing")
+	fs.BoolVar(&rf.clearCache, "clear-identity-cache", false, "empty identity_cache first (not with -dry-run)")
+	fs.IntVar(&rf.concurrency, "concurrency", identity.SweepConcurrencyDefault, "rows checked at once (also the lock pool size)")
+	fs.BoolVar(&rf.jsonOut, "json", false, "print the report as JSON on stdout")
+	cfg, err := loadConfig(fs, args, e.getenv)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "appview:", err)
+		return exitUsage
+	}
+	if rf.dryRun && rf.clearCache {
+		fmt.Fprintln(e.stderr, "appview: -clear-identity-cache cannot be combined with -dry-run")
+		return exitUsage
+	}
+	if rf.concurrency < 1 || rf.concurrency > 64 {
+		fmt.Fprintln(e.stderr, "appview: -concurrency must be 1-64")
+		return exitUsage
+	}
+	if len(cfg.TrustedHosts) == 0 {
+		fmt.Fprintln(e.stderr, "appview: no trusted hosts: set -trusted-hosts or TRUSTED_BRIDGE_PDS_HOSTS")
+		return exitUsage
+	}
+
+	pool, err := openPool(ctx, cfg.DatabaseURL, int32(rf.concurrency)+2)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "appview:", err)
+		return exitFailure
+	}
+	defer pool.Close()
+	lockPool, err := openLockPool(ctx, cfg.DatabaseURL, int32(rf.concurrency))
+	if err != nil {
+		fmt.Fprintln(e.stderr, "appview:", err)
+		return exitFailure
+	}
+	defer lockPool.Close()
+	if err := migrate(ctx, pool); err != nil {
+		fmt.Fprintln(e.stderr, "appview:", err)
+		return exitFailure
+	}
+	res := e.resolver
+	if res == nil {
+		if res, err = newResolver(cfg); err != nil {
+			fmt.Fprintln(e.stderr, "appview:", err)
+			return exitFailure
+		}
+	}
+	a, err := newApp(appDeps{Pool: pool, LockPool: lockPool, Resolver: res, Logger: newLogger(e.stderr)}, cfg)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "appview:", err)
+		return exitFailure
+	}
+	return reconcile(ctx, a, cfg, rf, e)
+}
+
+func reconcile(ctx context.Context, a *app, cfg Config, rf reconcileFlags, e env) int {
+	p := &progress{env: e}
+	rep, err := a.refresher.Sweep(ctx, a.store.Identity(), &identity.SweepOpts{
+		DryRun:          rf.dryRun,
+		ClearCacheFirst: rf.clearCache,
+		TrustedHosts:    cfg.TrustedHosts,
+		Concurrency:     rf.concurrency,
+		Progress:        p.row,
+	})
+	p.end()
+	if err != nil {
+		fmt.Fprintln(e.stderr, "appview: reconcile-handles:", err)
+		return exitFailure
+	}
+	mismatch, errored := 0, 0
+	for _, r := range rep.Rows {
+		switch {
+		case r.Matched():
+		case r.Reason == identity.ReasonWouldUpdate:
+			mismatch++
+		default:
+			errored++
+		}
+	}
+	if rf.jsonOut {
+		type row struct {
+			DID           string `json:"did"`
+			Kind          string `json:"kind"`
+			Stored        string `json:"stored"`
+			Verified      string `json:"verified,omitempty"`
+			Reason        string `json:"reason"`
+			OriginCleared bool   `json:"originCleared,omitempty"`
+		}
+		out := struct {
+			DryRun     bool           `json:"dryRun"`
+			AllMatched bool           `json:"allMatched"`
+			Counts     map[string]int `json:"counts"`
+			Rows       []row          `json:"rows"`
+		}{DryRun: rep.DryRun, AllMatched: rep.AllMatched(), Counts: rep.Counts(), Rows: []row{}}
+		for _, r := range rep.Rows {
+			out.Rows = append(out.Rows, row{string(r.DID), r.Kind.String(), string(r.Stored), string(r.Verified), r.Reason, r.OriginCleared})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+	} else {
+		fmt.Fprint(e.stdout, summary(rep))
+	}
+	switch {
+	case errored > 0:
+		return exitRowErrors
+	case mismatch > 0 || !rep.AllMatched():
+		return exitMismatch
+	}
+	return exitOK
+}
+
+// summary is one line per reason code, then the verdict.
+func summary(rep *identity.SweepReport) string {
+	var b strings.Builder
+	counts := rep.Counts()
+	reasons := make([]string, 0, len(counts))
+	for r := range counts {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	mode := "run"
+	if rep.DryRun {
+		mode = "dry run"
+	}
+	fmt.Fprintf(&b, "reconcile-handles %s: %d bridged rows\n", mode, len(rep.Rows))
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "  %-18s %d\n", r, counts[r])
+	}
+	cleared := 0
+	for _, r := range rep.Rows {
+		if r.OriginCleared {
+			cleared++
+		}
+	}
+	if cleared > 0 {
+		fmt.Fprintf(&b, "  %-18s %d\n", "origin-cleared", cleared)
+	}
+	if rep.AllMatched() {
+		b.WriteString("every bridged row matches its verified handle\n")
+	} else {
+		b.WriteString("NOT every bridged row matches its verified handle: fix and re-run\n")
+	}
+	return b.String()
+}
+
+// progress writes a live line on a terminal, or one plain line per row.
+// Sweep calls row from one goroutine at a time.
+type progress struct {
+	env          env
+	n, bad, live int
+	lastWidth    int
+}
+
+func (p *progress) row(sp identity.SweepProgress) {
+	p.n = sp.Done
+	if !sp.Row.Matched() {
+		p.bad++
+	}
+	if p.env.isTerminal {
+		line := fmt.Sprintf("\rreconcile-handles: %d checked, %d not matching (last: %s %s)", p.n, p.bad, sp.Row.DID, sp.Row.Reason)
+		pad := p.lastWidth - len(line)
+		p.lastWidth = len(line)
+		if pad > 0 {
+			line += strings.Repeat(" ", pad)
+		}
+		fmt.Fprint(p.env.stderr, line)
+		p.live = 1
+		return
+	}
+	r := sp.Row
+	fmt.Fprintf(p.env.stderr, "%s %s stored=%s verified=%s reason=%s", r.DID, r.Kind, r.Stored, r.Verified, r.Reason)
+	if r.OriginCleared {
+		fmt.Fprint(p.env.stderr, " origin-cleared")
+	}
+	fmt.Fprintln(p.env.stderr)
+}
+
+func (p *progress) end() {
+	if p.live > 0 {
+		fmt.Fprintln(p.env.stderr)
+	}
+}
