@@ -1,0 +1,400 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// Scheduler defaults.
+const (
+	// ObserveIntervalDefault is the longest the scheduler sleeps, so it sees
+	// configuration and cross-process state changes within a minute.
+	ObserveIntervalDefault = time.Minute
+	// ReconcileTimeoutDefault is the fixed total deadline of one
+	// reconciliation: status read, heartbeat, and the one permitted
+	// register + final heartbeat, each under the client's 15 s cap.
+	ReconcileTimeoutDefault = 90 * time.Second
+)
+
+// ErrSchedulerConfig is returned by NewScheduler for an unusable
+// configuration.
+var ErrSchedulerConfig = errors.New("directory: invalid scheduler configuration")
+
+// Lifecycle is what the scheduler, manual commands and unregister need from
+// a Directory client. *Client implements it.
+type Lifecycle interface {
+	Register(ctx context.Context, origin string, opts *CallOpts) (*Result, error)
+	Heartbeat(ctx context.Context, origin string, opts *CallOpts) (*Result, error)
+	Sync(ctx context.Context, origin string, opts *CallOpts) (*Result, error)
+	Unregister(ctx context.Context, origin string, opts *CallOpts) (*Result, error)
+	// ProfileDigest is the digest of the profile a register would send.
+	ProfileDigest() string
+}
+
+var _ Lifecycle = (*Client)(nil)
+
+// SchedulerConfig configures a Scheduler.
+type SchedulerConfig struct {
+	// ConfigFile is the regular YAML configuration file. It is re-read on
+	// every wake; the scheduler sends traffic only while its
+	// DIRECTORY_SCHEDULER_ENABLED is true, and only for enabled entries.
+	// Required: environment-only activation is deliberately unsupported,
+	// because the scheduler and unregister must share a durable
+	// suppression source.
+	ConfigFile string
+	// Relay identifies this relay (its actor URL) for the stable jitter.
+	// Required.
+	Relay string
+	// LeaseTTL defaults to LeaseTTLDefault; LeaseRenew to LeaseRenewDefault.
+	LeaseTTL   time.Duration
+	LeaseRenew time.Duration
+	// ObserveInterval is the longest sleep between wakes. Defaults to
+	// ObserveIntervalDefault.
+	ObserveInterval time.Duration
+	// ReconcileTimeout is the total deadline of one reconciliation.
+	// Defaults to ReconcileTimeoutDefault.
+	ReconcileTimeout time.Duration
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+	// Logger receives operator diagnostics. Defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Scheduler keeps the relay's Directory registrations healthy. Start it in
+// the one process meant to run it (the relay's server, never its workers)
+// with Run. It never blocks startup: Run is meant for its own goroutine,
+// and every Directory or store failure is logged and retried later.
+type Scheduler struct {
+	lc    Lifecycle
+	store StateStore
+	cfg   SchedulerConfig
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	started time.Time
+	pulsed  map[string]bool
+}
+
+// NewScheduler returns a Scheduler. It performs no I/O.
+func NewScheduler(lc Lifecycle, store StateStore, cfg *SchedulerConfig) (*Scheduler, error) {
+	if lc == nil || store == nil || cfg == nil {
+		return nil, fmt.Errorf("%w: client, store and config are required", ErrSchedulerConfig)
+	}
+	c := *cfg
+	if c.ConfigFile == "" {
+		return nil, fmt.Errorf("%w: a regular YAML ConfigFile is required", ErrSchedulerConfig)
+	}
+	if c.Relay == "" {
+		return nil, fmt.Errorf("%w: Relay is required", ErrSchedulerConfig)
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = LeaseTTLDefault
+	}
+	if c.LeaseRenew <= 0 {
+		c.LeaseRenew = LeaseRenewDefault
+	}
+	if c.LeaseRenew >= c.LeaseTTL {
+		return nil, fmt.Errorf("%w: LeaseRenew must be shorter than LeaseTTL", ErrSchedulerConfig)
+	}
+	if c.ObserveInterval <= 0 {
+		c.ObserveInterval = ObserveIntervalDefault
+	}
+	if c.ReconcileTimeout <= 0 {
+		c.ReconcileTimeout = ReconcileTimeoutDefault
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{lc: lc, store: store, cfg: c, log: log}, nil
+}
+
+// Run reconciles until ctx ends (wire it to SIGINT/SIGTERM): a startup pulse
+// for every enabled entry, then each entry at its earliest persisted
+// deadline, waking at least every ObserveInterval. A lease held at
+// shutdown is released before Run returns. It returns ctx's error.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.mu.Lock()
+	s.started = s.cfg.Now()
+	s.pulsed = map[string]bool{}
+	s.mu.Unlock()
+	for {
+		next := s.Tick(ctx)
+		wait := min(max(next.Sub(s.cfg.Now()), 0), s.cfg.ObserveInterval)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Tick makes one pass over the configuration and returns the earliest
+// deadline it knows of. Run calls it; tests and applications with their own
+// loop may too (the first Tick after NewScheduler carries the startup pulse).
+func (s *Scheduler) Tick(ctx context.Context) time.Time {
+	s.mu.Lock()
+	if s.pulsed == nil {
+		s.started = s.cfg.Now()
+		s.pulsed = map[string]bool{}
+	}
+	s.mu.Unlock()
+	now := s.cfg.Now()
+	next := now.Add(s.cfg.ObserveInterval)
+	set, err := s.settings()
+	if err != nil {
+		s.log.Warn("directory scheduler: configuration unreadable; sending nothing", "err", err)
+		return next
+	}
+	if !set.SchedulerEnabled {
+		// Turning the gate off is durable suppression, not a failure.
+		return next
+	}
+	for _, e := range set.Directories {
+		if ctx.Err() != nil {
+			return next
+		}
+		if !e.Enabled {
+			continue
+		}
+		if d := s.reconcile(ctx, e.Origin); !d.IsZero() && d.Before(next) {
+			next = d
+		}
+	}
+	return next
+}
+
+func (s *Scheduler) settings() (*Settings, error) {
+	fi, err := os.Stat(s.cfg.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: configuration is not a regular file", ErrSchedulerConfig)
+	}
+	b, err := os.ReadFile(s.cfg.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	set, _, err := ParseConfig(b, nil)
+	return set, err
+}
+
+// plan is what one Directory needs now.
+type plan struct {
+	due bool
+	op  Operation // OpRegister or OpHeartbeat
+	at  time.Time // when it is due (for the wake timer)
+}
+
+// decide applies the scheduling rules to a persisted record.
+func (s *Scheduler) decide(rec StateRecord, origin string, now time.Time) plan {
+	s.mu.Lock()
+	pulse := !s.pulsed[origin]
+	started := s.started
+	s.mu.Unlock()
+	if pulse && !rec.LastAttempt.IsZero() && !rec.LastAttempt.Before(started.Truncate(time.Second)) {
+		// Another replica reconciled after we started: our pulse is served.
+		pulse = false
+		s.markPulsed(origin)
+	}
+	suppressed := rec.State == StateUnregisterPending || rec.State == StateDisabled
+	if suppressed && !pulse {
+		// Another process durably unregistered this Directory; our view of
+		// the configuration may be stale (a bind-mounted old inode). Only a
+		// restart with the entry still enabled re-registers it.
+		return plan{}
+	}
+	op := OpHeartbeat
+	if !rec.Registered || suppressed || rec.ProfileDigest != s.lc.ProfileDigest() {
+		op = OpRegister
+	}
+	at := now
+	if op == OpHeartbeat && !pulse && rec.NextHeartbeat.After(at) {
+		at = rec.NextHeartbeat
+	}
+	// No pulse or profile change bypasses a persisted failure deadline.
+	if rec.RetryAt.After(at) {
+		at = rec.RetryAt
+	}
+	return plan{due: !at.After(now), op: op, at: at}
+}
+
+func (s *Scheduler) markPulsed(origin string) {
+	s.mu.Lock()
+	s.pulsed[origin] = true
+	s.mu.Unlock()
+}
+
+// reconcile handles one enabled Directory and returns its next deadline.
+func (s *Scheduler) reconcile(ctx context.Context, origin string) time.Time {
+	log := s.log.With("directory", origin)
+	rec, err := s.store.Load(ctx, origin)
+	if err != nil {
+		log.Warn("directory scheduler: state unavailable", "err", err)
+		return time.Time{}
+	}
+	p := s.decide(rec, origin, s.cfg.Now())
+	if !p.due {
+		return p.at
+	}
+	lease, err := AcquireLease(ctx, s.store, origin, &LeaseOpts{TTL: s.cfg.LeaseTTL, Renew: s.cfg.LeaseRenew})
+	if errors.Is(err, ErrLeaseHeld) {
+		return time.Time{} // another replica owns this slot
+	}
+	if err != nil {
+		log.Warn("directory scheduler: lease unavailable", "err", err)
+		return time.Time{}
+	}
+	defer func() {
+		if err := lease.Release(); err != nil && !errors.Is(err, ErrLeaseLost) {
+			log.Warn("directory scheduler: lease release failed", "err", err)
+		}
+	}()
+	// Re-read under the lease: the previous owner may have just served
+	// this slot, and only one request per due slot may go out.
+	rec, err = lease.Load(lease.Context())
+	if err != nil {
+		log.Warn("directory scheduler: state unavailable", "err", err)
+		return time.Time{}
+	}
+	p = s.decide(rec, origin, s.cfg.Now())
+	if !p.due {
+		return p.at
+	}
+	rec = s.call(lease, rec, origin, p.op, log)
+	s.markPulsed(origin)
+	if ctx.Err() != nil || lease.Lost() {
+		return time.Time{}
+	}
+	// Save with a context that survives the reconciliation deadline but not
+	// shutdown; the lease token fences it either way.
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := lease.Save(sctx, rec); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			log.Warn("directory scheduler: lease lost; a newer owner's state stands")
+		} else {
+			log.Warn("directory scheduler: state write failed", "err", err)
+		}
+		return time.Time{}
+	}
+	return s.decide(rec, origin, s.cfg.Now()).at
+}
+
+// call performs op under the lease and returns the record to persist.
+func (s *Scheduler) call(lease *Lease, rec StateRecord, origin string, op Operation, log *slog.Logger) StateRecord {
+	ctx, cancel := context.WithTimeout(lease.Context(), s.cfg.ReconcileTimeout)
+	defer cancel()
+	once := &CallOpts{MaxAttempts: 1, MaxRetryWait: -1}
+	var res *Result
+	var err error
+	if op == OpRegister {
+		res, err = s.lc.Register(ctx, origin, once)
+	} else {
+		res, err = s.lc.Heartbeat(ctx, origin, once)
+		// A higher advertised protocol than the one last registered under
+		// (after an earlier fallback) gets one register under it.
+		if err == nil && !res.Reconciled && rec.Protocol != 0 && res.Version > rec.Protocol {
+			log.Info("directory scheduler: higher protocol advertised; registering", "from", rec.Protocol, "to", res.Version)
+			hb := res
+			res, err = s.lc.Register(ctx, origin, &CallOpts{Version: hb.Version, MaxAttempts: 1, MaxRetryWait: -1})
+			if err != nil {
+				// The heartbeat itself succeeded; keep that, and let the
+				// register failure drive the retry.
+				rec = s.succeeded(rec, origin, hb)
+				op = OpRegister
+			}
+		}
+	}
+	if err != nil {
+		return s.failed(rec, origin, op, err, log)
+	}
+	return s.succeeded(rec, origin, res)
+}
+
+// Operator-facing classification of a failed call, closed values only.
+func diagnose(err error) (Diagnostic, ErrorCode) {
+	var re *ResponseError
+	var ie *InvalidResponseError
+	var te *TransportError
+	switch {
+	case errors.As(err, &re):
+		return DiagDirectory, re.Code
+	case errors.As(err, &ie):
+		if ie.Reason == ReasonStatusDoc || ie.Reason == ReasonStatusBaseURL {
+			return DiagStatus, ""
+		}
+		return DiagInvalidResponse, ""
+	case errors.As(err, &te):
+		if te.Timeout {
+			return DiagTimeout, ""
+		}
+		return DiagTransport, ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return DiagTimeout, ""
+	}
+	return DiagLocal, ""
+}
+
+func (s *Scheduler) succeeded(rec StateRecord, origin string, res *Result) StateRecord {
+	done := s.completed(res)
+	rec.State = StateRegistered
+	rec.Registered = true
+	if res.Operation == OpRegister || res.Reconciled || res.RegisterOutcome != "" {
+		rec.Protocol = res.Version
+		rec.ProfileDigest = s.lc.ProfileDigest()
+		if res.ProfileDigest != "" {
+			rec.ProfileDigest = res.ProfileDigest
+		}
+	}
+	rec.LastAttempt, rec.LastSuccess = done, done
+	rec.NextHeartbeat = ceilSecond(NextHeartbeatAfter(done, s.cfg.Relay, origin))
+	rec.RetryAt = time.Time{}
+	rec.Attempts = 0
+	rec.Operation, rec.Outcome = res.Operation, res.Outcome
+	rec.Code, rec.Diagnostic = "", DiagNone
+	return rec
+}
+
+func (s *Scheduler) completed(res *Result) time.Time {
+	if res != nil && !res.Completed.IsZero() {
+		return res.Completed
+	}
+	return s.cfg.Now()
+}
+
+func (s *Scheduler) failed(rec StateRecord, origin string, op Operation, err error, log *slog.Logger) StateRecord {
+	done := s.cfg.Now() // delays run from the completion of the operation
+	rec.Attempts = min(rec.Attempts+1, MaxAttempts)
+	rec.LastAttempt = done
+	rec.Operation, rec.Outcome = op, ""
+	rec.Diagnostic, rec.Code = diagnose(err)
+	rec.State = StateRetrying
+	switch ClassOf(err) {
+	case ClassRetryable:
+		rec.RetryAt = ceilSecond(done.Add(RetryDelay(s.cfg.Relay, origin, rec.Attempts, RetryAfterOf(err))))
+	case ClassReconcile:
+		// The final heartbeat of a reconciliation still found no
+		// registration: forget it, so the next interval registers.
+		rec.Registered = false
+		rec.RetryAt = ceilSecond(NextHeartbeatAfter(done, s.cfg.Relay, origin))
+	default:
+		// Authentication, enrollment, suspension, lifecycle and malformed
+		// responses are reconsidered on the next daily interval.
+		rec.RetryAt = ceilSecond(NextHeartbeatAfter(done, s.cfg.Relay, origin))
+	}
+	log.Warn("directory scheduler: lifecycle failure", "operation", op, "diagnostic", rec.Diagnostic,
+		"code", rec.Code, "attempts", rec.Attempts, "retry_at", rec.RetryAt)
+	return rec
+}

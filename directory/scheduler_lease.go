@@ -1,0 +1,138 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// LeaseOpts tunes AcquireLease. The zero value is usable.
+type LeaseOpts struct {
+	// TTL is how long each grant lasts. Defaults to LeaseTTLDefault.
+	TTL time.Duration
+	// Renew is the renewal period; it must be well under TTL. Defaults to
+	// LeaseRenewDefault.
+	Renew time.Duration
+}
+
+// Lease is a held, self-renewing StateStore lease for one Directory. Work
+// done under it uses Context, which is cancelled (cause ErrLeaseLost) the
+// moment ownership is lost, so an in-flight request stops.
+type Lease struct {
+	store  StateStore
+	origin string
+	token  string
+	ttl    time.Duration
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+// AcquireLease takes origin's lease or returns ErrLeaseHeld, and renews it
+// in the background until Release or until ctx ends.
+func AcquireLease(ctx context.Context, store StateStore, origin string, opts *LeaseOpts) (*Lease, error) {
+	var o LeaseOpts
+	if opts != nil {
+		o = *opts
+	}
+	if o.TTL <= 0 {
+		o.TTL = LeaseTTLDefault
+	}
+	if o.Renew <= 0 {
+		o.Renew = LeaseRenewDefault
+	}
+	if o.Renew >= o.TTL {
+		return nil, errors.New("directory: lease renewal period must be shorter than its TTL")
+	}
+	tok, err := store.Acquire(ctx, origin, o.TTL)
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	l := &Lease{
+		store: store, origin: origin, token: tok, ttl: o.TTL,
+		ctx: lctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go l.renew(o.Renew)
+	return l, nil
+}
+
+func (l *Lease) renew(every time.Duration) {
+	defer close(l.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(l.ctx, every)
+		err := l.store.Renew(rctx, l.origin, l.token, l.ttl)
+		cancel()
+		switch {
+		case err == nil:
+			last = time.Now()
+		case errors.Is(err, ErrLeaseLost):
+			l.cancel(ErrLeaseLost)
+			return
+		case time.Since(last) >= l.ttl:
+			// The store was unreachable for a whole TTL: another owner
+			// may hold the lease by now, so act as if it were lost.
+			l.cancel(ErrLeaseLost)
+			return
+		}
+	}
+}
+
+// Context is cancelled when the lease is lost or released, or when the
+// context given to AcquireLease ends.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Token is the fencing token of this grant.
+func (l *Lease) Token() string { return l.token }
+
+// Lost reports whether ownership was lost (as opposed to released).
+func (l *Lease) Lost() bool { return errors.Is(context.Cause(l.ctx), ErrLeaseLost) }
+
+// Save writes rec fenced by this lease's token.
+func (l *Lease) Save(ctx context.Context, rec StateRecord) error {
+	err := l.store.Save(ctx, l.origin, l.token, rec)
+	if errors.Is(err, ErrLeaseLost) {
+		l.cancel(ErrLeaseLost)
+	}
+	return err
+}
+
+// Load reads the record; under the lease it is the authoritative state.
+func (l *Lease) Load(ctx context.Context) (StateRecord, error) {
+	return l.store.Load(ctx, l.origin)
+}
+
+// Release stops renewal and drops the lease. It uses its own short
+// deadline so it still runs during a graceful shutdown, after the parent
+// context has ended. Safe to call more than once.
+func (l *Lease) Release() error {
+	var err error
+	l.once.Do(func() {
+		close(l.stop)
+		<-l.done
+		lost := l.Lost()
+		l.cancel(context.Canceled)
+		if lost {
+			err = ErrLeaseLost
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), 5*time.Second)
+		defer cancel()
+		err = l.store.Release(ctx, l.origin, l.token)
+	})
+	return err
+}

@@ -1,0 +1,105 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ManualCommand is one of the manual lifecycle commands that share the
+// scheduler's lease.
+type ManualCommand string
+
+// The manual commands (`relay directory register|heartbeat|sync origin`).
+const (
+	ManualRegister  ManualCommand = "register"
+	ManualHeartbeat ManualCommand = "heartbeat"
+	ManualSync      ManualCommand = "sync"
+)
+
+// ManualOpts configures RunManual.
+type ManualOpts struct {
+	// Store is the scheduler's state store. Set it when the file-backed
+	// scheduler is enabled: the command then takes the same per-Directory
+	// lease and records its success, so the scheduler does not repeat it.
+	// Nil runs the command without lease or state.
+	Store StateStore
+	// Relay is the relay's actor URL, for the heartbeat jitter. Required
+	// with Store.
+	Relay string
+	// Call is passed to the client (interactive defaults when nil).
+	Call *CallOpts
+	// Lease tunes the lease.
+	Lease *LeaseOpts
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// RunManual performs an operator-triggered register, heartbeat or sync.
+// Under a lease held by a scheduler it returns ErrLeaseHeld: try again
+// shortly. A failed command leaves the persisted state alone.
+func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin string, opts *ManualOpts) (*Result, error) {
+	var o ManualOpts
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	do := func(ctx context.Context) (*Result, error) {
+		switch cmd {
+		case ManualRegister:
+			return lc.Register(ctx, origin, o.Call)
+		case ManualHeartbeat:
+			return lc.Heartbeat(ctx, origin, o.Call)
+		case ManualSync:
+			return lc.Sync(ctx, origin, o.Call)
+		}
+		return nil, fmt.Errorf("directory: unknown manual command %q", cmd)
+	}
+	if o.Store == nil {
+		return do(ctx)
+	}
+	if o.Relay == "" {
+		return nil, fmt.Errorf("%w: Relay is required with Store", ErrSchedulerConfig)
+	}
+	lease, err := AcquireLease(ctx, o.Store, origin, o.Lease)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	rec, err := lease.Load(lease.Context())
+	if err != nil {
+		return nil, err
+	}
+	res, err := do(lease.Context())
+	if err != nil {
+		if lease.Lost() {
+			return res, errors.Join(err, ErrLeaseLost)
+		}
+		return res, err
+	}
+	done := res.Completed
+	if done.IsZero() {
+		done = o.Now()
+	}
+	rec.State, rec.Registered = StateRegistered, true
+	if res.Operation == OpRegister || res.Reconciled || res.RegisterOutcome != "" {
+		rec.Protocol = res.Version
+		rec.ProfileDigest = lc.ProfileDigest()
+		if res.ProfileDigest != "" {
+			rec.ProfileDigest = res.ProfileDigest
+		}
+	}
+	rec.LastAttempt, rec.LastSuccess = done, done
+	rec.NextHeartbeat = ceilSecond(NextHeartbeatAfter(done, o.Relay, origin))
+	rec.RetryAt, rec.Attempts = time.Time{}, 0
+	rec.Operation, rec.Outcome, rec.Code, rec.Diagnostic = res.Operation, res.Outcome, "", DiagNone
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := lease.Save(sctx, rec); err != nil {
+		return res, fmt.Errorf("directory: %s succeeded but its state was not recorded: %w", cmd, err)
+	}
+	return res, nil
+}
