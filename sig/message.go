@@ -108,8 +108,14 @@ func (m *message) fieldLines(name string) ([]string, bool) {
 func trimAll(v []string) []string {
 	out := make([]string, len(v))
 	for i, s := range v {
-		// obs-fold is replaced by a space; RFC 9110 5.2.
-		s = strings.ReplaceAll(s, "\r\n", " ")
+		// obs-fold (CRLF then whitespace) becomes one space; RFC 9110 5.5.
+		for {
+			j := strings.Index(s, "\r\n")
+			if j < 0 {
+				break
+			}
+			s = s[:j] + " " + strings.TrimLeft(s[j+2:], " \t")
+		}
 		out[i] = strings.Trim(s, " \t")
 	}
 	return out
