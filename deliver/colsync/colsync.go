@@ -211,4 +211,3 @@ type Followers struct {
 func (f Followers) HeaderFor(origin string) Header {
 	return Header{CollectionID: f.CollectionID, Digest: DigestOn(origin, f.IDs), URL: f.URL}
 }
-
