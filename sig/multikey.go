@@ -84,4 +84,3 @@ func FormatMultikey(pub crypto.PublicKey) (string, error) {
 	}
 	return "z" + base58.Encode(b), nil
 }
-

@@ -442,9 +442,9 @@ func TestRFC9421ComponentValues(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, url, component, want string
-		header                      http.Header
-		method                      string
-		errIs                       error
+		header                     http.Header
+		method                     string
+		errIs                      error
 	}{
 		{name: "2.1.1 sf", component: `example-dict;sf`, want: `a=1, b=2;x=1;y=2, c=(a b c)`,
 			header: http.Header{"Example-Dict": {"  a=1,    b=2;x=1;y=2,   c=(a   b   c)"}}},
