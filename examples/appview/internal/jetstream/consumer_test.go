@@ -1,0 +1,230 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func identityFrame(did string, timeUS, seq int64) []byte {
+	return fmt.Appendf(nil, `{"did":%q,"time_us":%d,"kind":"identity","identity":{"did":%q,"seq":%d,"time":"2026-11-29T12:00:00.000Z"}}`, did, timeUS, did, seq)
+}
+
+type recorder struct {
+	mu    sync.Mutex
+	seen  map[int64]int
+	byDID map[string][]int64
+	order []int64
+}
+
+func newRecorder() *recorder {
+	return &recorder{seen: map[int64]int{}, byDID: map[string][]int64{}}
+}
+
+func (r *recorder) handle(_ context.Context, f Frame) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[f.TimeUS]++
+	r.byDID[f.DID] = append(r.byDID[f.DID], f.TimeUS)
+	r.order = append(r.order, f.TimeUS)
+	return nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.order)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type bundle struct {
+	fake    *FakeServer
+	url     string
+	cursors *MemoryCursors
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	fake := NewFakeServer()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return bundle{fake: fake, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/subscribe", cursors: &MemoryCursors{}}
+}
+
+func start(t *testing.T, b bundle, h Handler) (*Consumer, func()) {
+	t.Helper()
+	c, err := New(b.cursors, h, &Config{URL: b.url, Lanes: 4, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond, FlushInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return c, func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v", err)
+		}
+	}
+}
+
+func TestDisconnectResumesAtCursor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dids := []string{"did:plc:aaaa", "did:plc:bbbb", "did:plc:cccc"}
+	var want []int64
+	for i := range 12 {
+		ts := int64(1_000_000 + i)
+		b.fake.Append(identityFrame(dids[i%3], ts, int64(i+1)))
+		want = append(want, ts)
+	}
+	// First connection dies after 5 frames, mid-stream.
+	b.fake.DropAfter(5)
+	rec := newRecorder()
+	c, stop := start(t, b, rec.handle)
+	waitFor(t, "12 events", func() bool { return rec.count() == 12 })
+	waitFor(t, "cursor", func() bool { return c.Cursor() == want[11] })
+	stop()
+
+	for _, ts := range want {
+		if n := rec.seen[ts]; n != 1 {
+			t.Errorf("event %d handled %d times, want 1", ts, n)
+		}
+	}
+	dials := b.fake.Dials()
+	if len(dials) < 2 || dials[0] != 0 || dials[1] != want[4] {
+		t.Fatalf("dial cursors = %v, want [0 %d ...]", dials, want[4])
+	}
+	for did, ts := range rec.byDID {
+		for i := 1; i < len(ts); i++ {
+			if ts[i] <= ts[i-1] {
+				t.Errorf("%s handled out of order: %v", did, ts)
+			}
+		}
+	}
+	if v, _, _ := b.cursors.LoadCursor(context.Background(), CursorNameDefault); v != want[11] {
+		t.Fatalf("stored cursor = %d, want %d", v, want[11])
+	}
+
+	// A restart resumes from the stored cursor and repeats nothing.
+	b.fake.Append(identityFrame(dids[0], 2_000_000, 99))
+	rec2 := newRecorder()
+	_, stop2 := start(t, b, rec2.handle)
+	waitFor(t, "new event", func() bool { return rec2.count() == 1 })
+	stop2()
+	if rec2.order[0] != 2_000_000 {
+		t.Fatalf("after restart handled %v, want only the new event", rec2.order)
+	}
+	if d := b.fake.Dials(); d[len(d)-1] != want[11] {
+		t.Fatalf("restart dialled with cursor %d, want %d", d[len(d)-1], want[11])
+	}
+}
+
+func TestCursorHoldsBeforeUnfinishedEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release := make(chan struct{})
+	rec := newRecorder()
+	h := func(ctx context.Context, f Frame) error {
+		if f.TimeUS == 10 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return rec.handle(ctx, f)
+	}
+	// Event 10 blocks on its lane; later events for other DIDs finish.
+	b.fake.Append(identityFrame("did:plc:slow", 10, 1))
+	for i := range 20 {
+		b.fake.Append(identityFrame(fmt.Sprintf("did:plc:other%d", i), int64(11+i), 1))
+	}
+	c, stop := start(t, b, h)
+	defer stop()
+	waitFor(t, "others", func() bool { return rec.count() >= 10 })
+	if got := c.Cursor(); got >= 10 {
+		t.Fatalf("cursor %d passed the unfinished event 10", got)
+	}
+	close(release)
+	waitFor(t, "all", func() bool { return c.Cursor() == 30 })
+}
+
+func TestHandlerErrorIsRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var mu sync.Mutex
+	calls := 0
+	rec := newRecorder()
+	h := func(ctx context.Context, f Frame) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n <= 2 {
+			return errors.New("database down")
+		}
+		return rec.handle(ctx, f)
+	}
+	b.fake.Append(identityFrame("did:plc:aaaa", 5, 1))
+	c, stop := start(t, b, h)
+	defer stop()
+	waitFor(t, "retry", func() bool { return c.Cursor() == 5 })
+	if rec.count() != 1 {
+		t.Fatalf("handled %d times", rec.count())
+	}
+}
+
+func TestMalformedFrameAdvancesCursor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := newRecorder()
+	b.fake.Append([]byte(`{"did":"did:plc:aaaa","time_us":7,"kind":"identity"}`), identityFrame("did:plc:aaaa", 8, 1))
+	c, stop := start(t, b, rec.handle)
+	defer stop()
+	waitFor(t, "cursor", func() bool { return c.Cursor() == 8 })
+	if rec.count() != 1 || rec.order[0] != 8 {
+		t.Fatalf("handled %v, want only 8", rec.order)
+	}
+}
+
+func TestDoRunsOnTheDIDLane(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := newRecorder()
+	c, stop := start(t, b, rec.handle)
+	defer stop()
+	waitFor(t, "running", func() bool { return len(b.fake.Dials()) > 0 })
+	ran := false
+	if err := c.Do(context.Background(), "did:plc:aaaa", func(context.Context) { ran = true }); err != nil || !ran {
+		t.Fatalf("Do = %v, ran = %v", err, ran)
+	}
+}
+
+func TestNewRefusesBadURL(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"", "http://x/subscribe", "ws://"} {
+		if _, err := New(&MemoryCursors{}, func(context.Context, Frame) error { return nil }, &Config{URL: u}); err == nil {
+			t.Errorf("New(%q) succeeded", u)
+		}
+	}
+}
