@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // body caps a response body and releases the request's context on Close.
@@ -14,7 +16,8 @@ type body struct {
 	limit    int64
 	err      error
 	cancel   context.CancelFunc
-	timedOut *atomic.Bool
+	timer    *time.Timer // the request's overall timeout
+	timedOut atomic.Bool
 	closed   bool
 }
 
@@ -38,7 +41,7 @@ func (b *body) Read(p []byte) (int, error) {
 		return n, b.err
 	}
 	b.left -= int64(n)
-	if err != nil && err != io.EOF && b.timedOut != nil && b.timedOut.Load() {
+	if err != nil && err != io.EOF && b.timedOut.Load() {
 		err = fmt.Errorf("%w: %w", ErrTimeout, err)
 	}
 	return n, err
@@ -48,7 +51,26 @@ func (b *body) Close() error {
 	err := b.rc.Close()
 	if !b.closed {
 		b.closed = true
-		b.cancel()
+		b.release()
 	}
 	return err
+}
+
+// expire is the timer's callback: it marks the request timed out and
+// cancels it.
+func (b *body) expire() {
+	b.timedOut.Store(true)
+	b.cancel()
+}
+
+// fail ends a request that produced no response.
+func (b *body) fail(err error) (*http.Response, error) {
+	b.release()
+	return nil, wrapTimeout(err, &b.timedOut)
+}
+
+// release stops the timer and cancels the request's context.
+func (b *body) release() {
+	b.timer.Stop()
+	b.cancel()
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -169,6 +170,9 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// noOpts is read only.
+var noOpts DoOpts
+
 // DoOpts are per-request options for DoWith.
 type DoOpts struct {
 	// Sign signs the request and each redirect hop.
@@ -187,6 +191,9 @@ type Client struct {
 	// dial connects to one checked address; tests replace it to observe and
 	// redirect connection attempts.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// uaValue is shared by requests' headers; its capacity is 1, so an Add
+	// reallocates rather than writing into it.
+	uaValue []string
 }
 
 // New builds a Client from cfg; a nil cfg means defaults.
@@ -200,6 +207,7 @@ func New(cfg *Config) (*Client, error) {
 		allow[i] = p.Masked()
 	}
 	c.cfg.AllowPrivate = allow
+	c.uaValue = []string{c.cfg.UserAgent}
 	c.guard = guard{policy: c.cfg.Policy, allow: allow}
 
 	d := &net.Dialer{
@@ -273,7 +281,7 @@ func (c *Client) dialContext(ctx context.Context, network, hostport string) (net
 	for _, a := range addrs {
 		if r, ok := c.guard.check(a); !ok {
 			c.cfg.Logger.DebugContext(ctx, "client: refused address", "host", host, "addr", a, "range", r)
-			return nil, &BlockedError{Host: host, Addr: a, Range: r}
+			return nil, &BlockedError{Host: bounded(host), Addr: a, Range: r}
 		}
 	}
 	var firstErr error
@@ -320,7 +328,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.DoWith
 // called for the request and each redirect hop, and streaming.
 func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error) {
 	if opts == nil {
-		opts = &DoOpts{}
+		opts = &noOpts
 	}
 	if req.URL == nil {
 		return nil, fmt.Errorf("%w: nil URL", ErrInvalidURL)
@@ -330,70 +338,70 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(req.Context())
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(c.cfg.Timeout, func() { timedOut.Store(true); cancel() })
-	fail := func(err error) (*http.Response, error) {
-		timer.Stop()
-		cancel()
-		return nil, c.wrapTimeout(err, &timedOut)
-	}
+	// st carries the request's timer and becomes the response body, so the
+	// timer is released when the caller closes it.
+	st := &body{cancel: cancel}
+	st.timer = time.AfterFunc(c.cfg.Timeout, st.expire)
 
-	// Headers as the caller set them, before signing: each hop starts from
-	// these and is signed afresh.
-	base := req.Header.Clone()
-	if base == nil {
-		base = http.Header{}
-	}
-	r := req.Clone(ctx)
-	if r.Header == nil {
-		r.Header = http.Header{}
-	}
-	if r.Header.Get("User-Agent") == "" {
-		r.Header.Set("User-Agent", c.cfg.UserAgent)
+	// The caller's headers stay untouched: each hop starts from them and is
+	// signed afresh. They are copied only when this request changes them.
+	r := req.WithContext(ctx)
+	needUA := req.Header.Get("User-Agent") == ""
+	if needUA || opts.Sign != nil || r.Header == nil {
+		r.Header = make(http.Header, len(req.Header)+1)
+		for k, v := range req.Header {
+			r.Header[k] = slices.Clip(v) // Add on the copy must not write into the caller's slice
+		}
+		if needUA {
+			r.Header["User-Agent"] = c.uaValue
+		}
 	}
 	if opts.Sign != nil {
 		if err := opts.Sign(r); err != nil {
 			closeBody(req)
-			return fail(err)
+			return st.fail(err)
 		}
 	}
-	visited := map[string]bool{urlKey(r.URL): true}
+	var visited map[string]bool // made at the first redirect
 	for hops := 0; ; hops++ {
 		resp, err := c.hc.Do(r)
 		if err != nil {
-			return fail(err)
+			return st.fail(err)
 		}
 		loc := resp.Header.Get("Location")
 		if !isRedirect(resp.StatusCode) || loc == "" {
-			return c.finish(resp, opts, timer, cancel, &timedOut)
+			return c.finish(resp, opts, st)
 		}
 		discard(resp)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return fail(&RedirectError{Method: r.Method, URL: r.URL.String(), StatusCode: resp.StatusCode, Location: bounded(loc)})
+			return st.fail(&RedirectError{Method: r.Method, URL: bounded(r.URL.String()), StatusCode: resp.StatusCode, Location: bounded(loc)})
 		}
 		if hops >= c.cfg.MaxRedirects {
-			return fail(&TooManyRedirectsError{Max: max(c.cfg.MaxRedirects, 0), URL: r.URL.String(), StatusCode: resp.StatusCode, Location: bounded(loc)})
+			return st.fail(&TooManyRedirectsError{Max: max(c.cfg.MaxRedirects, 0), URL: bounded(r.URL.String()), StatusCode: resp.StatusCode, Location: bounded(loc)})
 		}
 		next, err := r.URL.Parse(loc)
 		if err != nil {
-			return fail(fmt.Errorf("%w: redirect Location %q: %v", ErrInvalidURL, bounded(loc), err))
+			return st.fail(fmt.Errorf("%w: redirect Location %q: %s", ErrInvalidURL, bounded(loc), bounded(err.Error())))
 		}
 		next.Fragment, next.RawFragment = "", ""
 		if err := c.validate(next); err != nil {
-			return fail(err)
+			return st.fail(err)
+		}
+		if visited == nil {
+			visited = map[string]bool{urlKey(req.URL): true}
 		}
 		key := urlKey(next)
 		if visited[key] {
-			return fail(fmt.Errorf("%w: back to %s", ErrRedirectLoop, key))
+			return st.fail(fmt.Errorf("%w: back to %s", ErrRedirectLoop, bounded(key)))
 		}
 		visited[key] = true
-		r, err = c.hop(ctx, r, next, base)
+		r, err = c.hop(ctx, r, next, req.Header)
 		if err != nil {
-			return fail(err)
+			return st.fail(err)
 		}
 		if opts.Sign != nil {
 			if err := opts.Sign(r); err != nil {
-				return fail(err)
+				return st.fail(err)
 			}
 		}
 	}
@@ -406,6 +414,9 @@ func (c *Client) hop(ctx context.Context, prev *http.Request, next *url.URL, bas
 		return nil, err
 	}
 	r.Header = base.Clone()
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
 	// Credentials are for the origin they were given to.
 	if next.Host != prev.URL.Host || next.Scheme != prev.URL.Scheme {
 		for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
@@ -418,28 +429,30 @@ func (c *Client) hop(ctx context.Context, prev *http.Request, next *url.URL, bas
 	return r, nil
 }
 
-// finish applies the size cap and ties the request's timer to the body.
-func (c *Client) finish(resp *http.Response, opts *DoOpts, timer *time.Timer, cancel context.CancelFunc, timedOut *atomic.Bool) (*http.Response, error) {
+// finish applies the size cap and hands the request's state to the body.
+func (c *Client) finish(resp *http.Response, opts *DoOpts, st *body) (*http.Response, error) {
+	st.rc = resp.Body
 	if opts.Stream {
 		// The caller's context bounds a stream; the timer covered the headers.
-		timer.Stop()
-		resp.Body = &body{rc: resp.Body, left: -1, cancel: cancel}
+		st.timer.Stop()
+		st.left = -1
+		resp.Body = st
 		return resp, nil
 	}
 	limit := c.cfg.MaxBodyBytes
 	if resp.ContentLength > limit {
 		discardClose(resp)
-		timer.Stop()
-		cancel()
+		st.release()
 		return nil, &TooLargeError{Limit: limit, ContentLength: resp.ContentLength}
 	}
-	resp.Body = &body{rc: resp.Body, left: limit, limit: limit, cancel: func() { timer.Stop(); cancel() }, timedOut: timedOut}
+	st.left, st.limit = limit, limit
+	resp.Body = st
 	return resp, nil
 }
 
 // wrapTimeout marks timeouts with ErrTimeout, so callers classify them by
 // errors.Is whichever layer gave up.
-func (c *Client) wrapTimeout(err error, timedOut *atomic.Bool) error {
+func wrapTimeout(err error, timedOut *atomic.Bool) error {
 	if err == nil || errors.Is(err, ErrTimeout) {
 		return err
 	}
@@ -455,9 +468,9 @@ func (c *Client) wrapTimeout(err error, timedOut *atomic.Bool) error {
 // an IP literal outside the refused ranges. Host names are not resolved; the
 // client checks their addresses when it connects.
 func ValidateURL(rawURL string) error {
-	u, err := url.Parse(rawURL)
+	u, err := parseURL(rawURL)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return err
 	}
 	return validateURL(u, &guard{}, false)
 }
@@ -465,20 +478,35 @@ func ValidateURL(rawURL string) error {
 // ValidateURL checks rawURL as the package ValidateURL does, under this
 // client's policy, allow list and hidden-service setting.
 func (c *Client) ValidateURL(rawURL string) error {
-	u, err := url.Parse(rawURL)
+	u, err := parseURL(rawURL)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return err
 	}
 	return c.validate(u)
+}
+
+// parseURL parses rawURL, keeping the error's echo of the input bounded.
+func parseURL(rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%w: %s", ErrInvalidURL, bounded(err.Error()))
+	}
+	return u, nil
 }
 
 func (c *Client) validate(u *url.URL) error { return validateURL(u, &c.guard, c.cfg.AllowOnion) }
 
 func validateURL(u *url.URL, g *guard, allowOnion bool) error {
-	switch strings.ToLower(u.Scheme) {
-	case "http", "https":
-	default:
-		return fmt.Errorf("%w: scheme %q", ErrInvalidURL, bounded(u.Scheme))
+	// url.Parse keeps the scheme's case; lower-casing only when needed saves
+	// an allocation on every request.
+	if sc := u.Scheme; sc != "http" && sc != "https" {
+		if sc = strings.ToLower(sc); sc != "http" && sc != "https" {
+			return fmt.Errorf("%w: scheme %q", ErrInvalidURL, bounded(u.Scheme))
+		}
 	}
 	if u.Opaque != "" {
 		return fmt.Errorf("%w: opaque URL", ErrInvalidURL)
@@ -502,8 +530,10 @@ func validateURL(u *url.URL, g *guard, allowOnion bool) error {
 		}
 		return checkLiteral(g, host, a)
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return checkLiteral(g, host, a)
+	if looksIPv4(host) {
+		if a, err := netip.ParseAddr(host); err == nil {
+			return checkLiteral(g, host, a)
+		}
 	}
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
 	if name == "" || strings.ContainsAny(name, " \t\r\n/\\%@") {
@@ -527,6 +557,16 @@ func checkLiteral(g *guard, host string, a netip.Addr) error {
 		return &BlockedError{Host: host, Addr: a, Range: r}
 	}
 	return nil
+}
+
+// looksIPv4 spares host names a failing ParseAddr, whose error allocates.
+func looksIPv4(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && s[i] != '.' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func isDigits(s string) bool {

@@ -3,8 +3,8 @@ package client
 import (
 	"errors"
 	"net"
-	"net/netip"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"testing"
 )
