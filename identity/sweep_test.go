@@ -1,0 +1,156 @@
+package identity_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/identity/identitytest"
+)
+
+// sweepSetup: alice needs an update, bob matches, carol is off the bridge's
+// PDS list (not swept), dave does not verify.
+const didDave = identity.DID("did:plc:dddddddddddddddddddddddd")
+
+func sweepSetup(t *testing.T, mod func(*identity.RefresherConfig)) *bundle {
+	b := setup(t, mod)
+	b.store.Put(identity.Subject{DID: didB, Kind: identity.KindUser, Handle: "bob.bridge.test", PDS: bridge})
+	b.res.Set(ident(didB, "bob.bridge.test", bridge))
+	b.store.Put(identity.Subject{DID: identitytest.DIDCarol, Kind: identity.KindUser, Handle: "carol.bsky.test", PDS: "https://pds.elsewhere.test"})
+	b.res.Set(ident(identitytest.DIDCarol, "carol2.bsky.test", "https://pds.elsewhere.test"))
+	b.store.Put(identity.Subject{DID: didDave, Kind: identity.KindCommunity, Handle: "dave.bridge.test", PDS: "HTTPS://PDS.BRIDGE.TEST/"})
+	b.res.Set(ident(didDave, identity.HandleInvalid, bridge))
+	return b
+}
+
+func reasons(rep *identity.SweepReport) map[identity.DID]string {
+	m := map[identity.DID]string{}
+	for _, r := range rep.Rows {
+		m[r.DID] = r.Reason
+	}
+	return m
+}
+
+func TestSweep(t *testing.T) {
+	b := sweepSetup(t, nil)
+	var mu sync.Mutex
+	var progress []int
+	rep, err := b.r.Sweep(context.Background(), b.store, &identity.SweepOpts{
+		Concurrency: 3,
+		Progress: func(p identity.SweepProgress) {
+			mu.Lock()
+			progress = append(progress, p.Done)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reasons(rep)
+	want := map[identity.DID]string{didA: identity.ReasonUpdated, didB: identity.ReasonMatched, didDave: identity.ReasonUnverified}
+	if len(got) != len(want) {
+		t.Fatalf("rows = %v, want %v", got, want)
+	}
+	for d, r := range want {
+		if got[d] != r {
+			t.Fatalf("%s: reason %q, want %q", d, got[d], r)
+		}
+	}
+	if rep.AllMatched() {
+		t.Fatal("AllMatched with an unverified row")
+	}
+	if len(progress) != 3 || progress[0] != 1 || progress[2] != 3 {
+		t.Fatalf("progress = %v", progress)
+	}
+	if b.handle(t, didA) != "new.bridge.test" || b.handle(t, identitytest.DIDCarol) != "carol.bsky.test" {
+		t.Fatal("sweep wrote the wrong rows")
+	}
+	if c := rep.Counts(); c[identity.ReasonUpdated] != 1 || c[identity.ReasonMatched] != 1 {
+		t.Fatalf("counts = %v", c)
+	}
+
+	// Re-run after dave is fixed: every bridged row matches.
+	b.res.Set(ident(didDave, "dave.bridge.test", bridge))
+	rep, err = b.r.Sweep(context.Background(), b.store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.AllMatched() {
+		t.Fatalf("second run not all matched: %v", reasons(rep))
+	}
+}
+
+func TestSweepDryRunWritesNothing(t *testing.T) {
+	// No lock at all: a dry run must not need one.
+	b := sweepSetup(t, func(c *identity.RefresherConfig) { c.Lock = nil })
+	b.cacheEntry(t, didA, "old.bridge.test")
+	rep, err := b.r.Sweep(context.Background(), b.store, &identity.SweepOpts{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(rep); got[didA] != identity.ReasonWouldUpdate || got[didB] != identity.ReasonMatched || got[didDave] != identity.ReasonUnverified {
+		t.Fatalf("reasons = %v", got)
+	}
+	if rep.AllMatched() || !rep.DryRun {
+		t.Fatal("dry run with a pending update reported all matched")
+	}
+	if b.store.Writes() != 0 || b.store.Clears() != 0 || b.cstore.Len() != 1 || b.handle(t, didA) != "old.bridge.test" {
+		t.Fatalf("dry run wrote: writes %d, clears %d, cache %d", b.store.Writes(), b.store.Clears(), b.cstore.Len())
+	}
+}
+
+func TestSweepOptions(t *testing.T) {
+	b := sweepSetup(t, nil)
+	ctx := context.Background()
+	if _, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{DryRun: true, ClearCacheFirst: true}); !errors.Is(err, identity.ErrSweepOptions) {
+		t.Fatalf("dry-run + clear: err = %v", err)
+	}
+	// ClearCacheFirst empties the whole cache, unrelated DIDs included.
+	b.cacheEntry(t, identitytest.DIDCarol, "carol.bsky.test")
+	if _, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{ClearCacheFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b.cstore.Len() != 0 {
+		t.Fatalf("cache has %d entries after ClearCacheFirst", b.cstore.Len())
+	}
+	// TrustedHosts override the Refresher's: only carol's PDS now.
+	rep, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{TrustedHosts: []string{"pds.elsewhere.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(rep); len(got) != 1 || got[identitytest.DIDCarol] != identity.ReasonUpdated {
+		t.Fatalf("reasons = %v", got)
+	}
+	// No cache configured: ClearCacheFirst is refused.
+	b2 := sweepSetup(t, func(c *identity.RefresherConfig) { c.Cache = nil })
+	if _, err := b2.r.Sweep(ctx, b2.store, &identity.SweepOpts{ClearCacheFirst: true}); !errors.Is(err, identity.ErrSweepOptions) {
+		t.Fatalf("clear without cache: err = %v", err)
+	}
+}
+
+func TestSweepBusyRowReported(t *testing.T) {
+	b := sweepSetup(t, func(c *identity.RefresherConfig) { c.Lock = identity.NewMemoryLock(50 * time.Millisecond) })
+	release := holdLock(t, b.lock, didB)
+	defer release()
+	rep, err := b.r.Sweep(context.Background(), b.store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bob's handle already matches, but the locked refresh could not confirm it.
+	if got := reasons(rep)[didB]; got != identity.ReasonLockBusy {
+		t.Fatalf("bob: %q, want lock-busy", got)
+	}
+	if rep.AllMatched() {
+		t.Fatal("AllMatched with a busy row")
+	}
+}
+
+func TestSweepAllMatchedEmpty(t *testing.T) {
+	// Vacuous truth: nothing bridged means nothing mismatched.
+	if !(&identity.SweepReport{}).AllMatched() {
+		t.Fatal("empty report not all matched")
+	}
+}
