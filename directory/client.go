@@ -394,6 +394,9 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		return &InvalidResponseError{StatusCode: 200, Reason: ReasonTooLarge}
 	}
 	c.cfg.Logger.Debug("directory: transport failure", "err", err)
+	if errors.Is(err, client.ErrBlocked) {
+		return &TransportError{Blocked: true}
+	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) {
 		return &TransportError{Canceled: true}
 	}

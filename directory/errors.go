@@ -121,6 +121,9 @@ func (e *InvalidResponseError) Unwrap() []error {
 type TransportError struct {
 	Timeout  bool // the deadline passed
 	Canceled bool // the caller's context was canceled
+	// Blocked: the address policy refused every address of the host.
+	// Retrying cannot help, so it is not retryable.
+	Blocked bool
 }
 
 func (e *TransportError) Error() string {
@@ -129,6 +132,8 @@ func (e *TransportError) Error() string {
 		return "directory: transport failure: canceled"
 	case e.Timeout:
 		return "directory: transport failure: timeout"
+	case e.Blocked:
+		return "directory: transport failure: address refused by policy"
 	}
 	return "directory: transport failure"
 }
@@ -182,8 +187,10 @@ func ClassOf(err error) Class {
 	}
 	var te *TransportError
 	if errors.As(err, &te) {
-		if te.Canceled {
-			return ClassPermanent // the caller gave up; nothing to retry on its behalf
+		if te.Canceled || te.Blocked {
+			// The caller gave up, or policy forbids the address: retrying
+			// cannot change either.
+			return ClassPermanent
 		}
 		return ClassRetryable
 	}

@@ -90,7 +90,8 @@ type Request struct {
 }
 
 // Reply is a canned answer served instead of the normal outcome, after the
-// request has passed validation, authentication and replay reservation.
+// request has passed validation, authentication and replay reservation. A
+// zero StatusCode lets that request be answered normally.
 type Reply struct {
 	StatusCode int
 	Code       directory.ErrorCode
@@ -400,7 +401,9 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 	if len(s.replies) > 0 {
 		rp := s.replies[0]
 		s.replies = s.replies[1:]
-		return "", &failure{sc: rp.StatusCode, code: rp.Code, retry: rp.RetryAfter}
+		if rp.StatusCode != 0 {
+			return "", &failure{sc: rp.StatusCode, code: rp.Code, retry: rp.RetryAfter}
+		}
 	}
 	if !s.lifecycle {
 		return "", fail(http.StatusServiceUnavailable, directory.CodeLifecycleUnavailable)
