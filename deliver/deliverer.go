@@ -402,9 +402,9 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer cancelWork()
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	var wg sync.WaitGroup
-	timer := time.NewTimer(0)
+	timer := time.NewTimer(d.cfg.PollInterval)
+	timer.Stop()
 	defer timer.Stop()
-	<-timer.C
 loop:
 	for {
 		select {
@@ -442,9 +442,7 @@ loop:
 		select {
 		case <-timer.C:
 		case <-d.wake:
-			if !timer.Stop() {
-				<-timer.C
-			}
+			timer.Stop()
 		case <-ctx.Done():
 			break loop
 		}
@@ -517,6 +515,11 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job) {
 		return
 	}
 	defer release()
+	if stop.Err() != nil {
+		// A slot came free only after the stop: this one was not in flight.
+		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		return
+	}
 
 	key, err := d.keys.Key(work, e.KeyID)
 	if err != nil {

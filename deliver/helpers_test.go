@@ -268,4 +268,3 @@ func (b *bundle) runDue(t *testing.T) int {
 	}
 	return n
 }
-

@@ -93,7 +93,7 @@ func (c *CachingSenderKeys) Key(ctx context.Context, keyID string) (crypto.Signe
 		l = &keyLoad{done: make(chan struct{})}
 		c.inflight[keyID] = l
 		c.mu.Unlock()
-		c.load(ctx, keyID, l)
+		go c.load(ctx, keyID, l)
 	} else {
 		c.mu.Unlock()
 	}
