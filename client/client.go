@@ -440,7 +440,8 @@ func (c *Client) finish(resp *http.Response, opts *DoOpts, st *body) (*http.Resp
 		return resp, nil
 	}
 	limit := c.cfg.MaxBodyBytes
-	if resp.ContentLength > limit {
+	// A HEAD's Content-Length describes a body that never comes.
+	if resp.ContentLength > limit && resp.Request.Method != http.MethodHead {
 		discardClose(resp)
 		st.release()
 		return nil, &TooLargeError{Limit: limit, ContentLength: resp.ContentLength}

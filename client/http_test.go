@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -263,6 +264,21 @@ func TestBodyCap(t *testing.T) {
 	}
 }
 
+func TestHeadIgnoresCap(t *testing.T) {
+	t.Parallel()
+	srv := sizedServer(t)
+	b := setup(t, &Config{AllowPrivate: loopback})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodHead, srv.URL+"/cl/5000000", nil)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatalf("HEAD of a large document: %v", err)
+	}
+	resp.Body.Close()
+	if resp.ContentLength != 5000000 {
+		t.Errorf("ContentLength %d", resp.ContentLength)
+	}
+}
+
 func TestBodyCapConfigured(t *testing.T) {
 	t.Parallel()
 	srv := sizedServer(t)
@@ -307,9 +323,9 @@ func TestStreamUncapped(t *testing.T) {
 	}
 }
 
-// trickle accepts connections and writes the given bytes one at a time,
-// pausing between them, until the client hangs up.
-func trickle(t *testing.T, payload string, pause time.Duration) string {
+// trickle accepts connections, writes head at once and then payload one
+// byte at a time, pausing between them, until the client hangs up.
+func trickle(t *testing.T, head, payload string, pause time.Duration) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +348,9 @@ func trickle(t *testing.T, payload string, pause time.Duration) string {
 				if _, err := http.ReadRequest(br); err != nil {
 					return
 				}
+				if _, err := io.WriteString(conn, head); err != nil {
+					return
+				}
 				for i := 0; i < len(payload); i++ {
 					if _, err := conn.Write([]byte{payload[i]}); err != nil {
 						return
@@ -346,7 +365,7 @@ func trickle(t *testing.T, payload string, pause time.Duration) string {
 
 func TestTrickleHeaders(t *testing.T) {
 	t.Parallel()
-	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Slow: "+strings.Repeat("x", 200)+"\r\n\r\n", 20*time.Millisecond)
+	url := trickle(t, "", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Slow: "+strings.Repeat("x", 200)+"\r\n\r\n", 20*time.Millisecond)
 	b := setup(t, &Config{AllowPrivate: loopback, ResponseHeaderTimeout: 100 * time.Millisecond})
 	if _, err := get(t, b.c, url); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("Do = %v, want ErrTimeout", err)
@@ -355,7 +374,7 @@ func TestTrickleHeaders(t *testing.T) {
 
 func TestTrickleBody(t *testing.T) {
 	t.Parallel()
-	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n"+strings.Repeat("y", 200), 20*time.Millisecond)
+	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n", strings.Repeat("y", 200), 20*time.Millisecond)
 	b := setup(t, &Config{AllowPrivate: loopback, Timeout: 300 * time.Millisecond, ResponseHeaderTimeout: time.Minute})
 	resp, err := get(t, b.c, url)
 	if err != nil {
@@ -458,5 +477,55 @@ func TestUserAgent(t *testing.T) {
 	resp.Body.Close()
 	if ua.Load() != UserAgentDefault {
 		t.Errorf("User-Agent %v", ua.Load())
+	}
+}
+
+func TestStreamLiftsTimeout(t *testing.T) {
+	t.Parallel()
+	// The headers come at once, the body over about 300 ms, twice Timeout.
+	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n", strings.Repeat("z", 20), 15*time.Millisecond)
+	b := setup(t, &Config{AllowPrivate: loopback, Timeout: 150 * time.Millisecond})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	resp, err := b.c.DoWith(req, &DoOpts{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, err := io.ReadAll(resp.Body); err != nil || len(body) != 20 {
+		t.Fatalf("stream read %d bytes, %v", len(body), err)
+	}
+}
+
+type blockingResolver struct{}
+
+func (blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestResolveTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, &Config{Resolver: blockingResolver{}, ResolveTimeout: 50 * time.Millisecond})
+	if _, err := get(t, b.c, "https://slow-dns.example/"); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Do = %v, want ErrTimeout", err)
+	}
+}
+
+func TestSignError(t *testing.T) {
+	t.Parallel()
+	srv, ch := chainServer(t, http.StatusFound)
+	b := setup(t, &Config{AllowPrivate: loopback})
+	boom := errors.New("no key")
+	calls := 0
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/hop/1", nil)
+	_, err := b.c.DoWith(req, &DoOpts{Sign: func(*http.Request) error {
+		calls++
+		if calls == 2 {
+			return boom
+		}
+		return nil
+	}})
+	if !errors.Is(err, boom) || ch.count("GET /hop/0") != 0 {
+		t.Fatalf("Do = %v, hop sent %d times; want the signing error and no unsigned hop", err, ch.count("GET /hop/0"))
 	}
 }
