@@ -1,0 +1,249 @@
+package directory_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/directory"
+	"github.com/fedkit/fedkit/directory/directorytest"
+)
+
+// TestOverTLS runs the lifecycle through the guarded client, TLS and the
+// fake Directory on loopback (admitted for tests only).
+func TestOverTLS(t *testing.T) {
+	d := directorytest.New(&directorytest.Config{EnrollmentOpen: true})
+	d.AddKey(keyID, testKey(t).Public())
+	hc := d.StartTLS(t)
+	c, err := directory.New(testKey(t), &directory.Config{Actor: actor, PublicBaseURL: base,
+		Directories: enabled(d.Origin()), HTTP: hc, Profile: fixtureProfile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := c.Sync(ctx, d.Origin(), nil)
+	if err != nil || res.Version != directory.V3 || res.Outcome != directory.OutcomeCreated {
+		t.Fatal(res, err)
+	}
+	if res, err := c.Heartbeat(ctx, d.Origin(), nil); err != nil || res.Outcome != directory.OutcomeRecorded {
+		t.Fatal(res, err)
+	}
+	if res, err := c.Unregister(ctx, d.Origin(), nil); err != nil || res.Outcome != directory.OutcomeRemoved {
+		t.Fatal(res, err)
+	}
+}
+
+// hostile starts a TLS server with handler h as directory.example and a
+// client for it.
+func hostile(t *testing.T, h http.HandlerFunc) (*directory.Client, string, *atomic.Int32) {
+	t.Helper()
+	var hits atomic.Int32
+	cert, pool := directorytest.TLSCert(t)
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		h(w, r)
+	}))
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "https://"))
+	origin := "https://" + directorytest.Host + ":" + port
+	c, err := directory.New(testKey(t), &directory.Config{Actor: actor, PublicBaseURL: base,
+		Directories: enabled(origin), HTTP: directorytest.LoopbackClient(t, pool), MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, origin, &hits
+}
+
+func success(w http.ResponseWriter, extra string) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"protocol_version":1,"operation":"register","outcome":"created","relay_actor":"`+actor+`"`+extra+"}")
+}
+
+// TestHostileDirectory: the malicious-Directory containment cases.
+func TestHostileDirectory(t *testing.T) {
+	v1 := &directory.CallOpts{Version: directory.V1}
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		h      http.HandlerFunc
+		reason directory.Reason
+	}{
+		{"body of exactly 16384 bytes passes", func(w http.ResponseWriter, r *http.Request) {
+			pad := 16384 - len(`{"protocol_version":1,"operation":"register","outcome":"created","relay_actor":"`+actor+`"}`)
+			success(w, strings.Repeat(" ", pad))
+		}, ""},
+		{"oversize body 16385 bytes", func(w http.ResponseWriter, r *http.Request) {
+			pad := 16385 - len(`{"protocol_version":1,"operation":"register","outcome":"created","relay_actor":"`+actor+`"}`)
+			success(w, strings.Repeat(" ", pad))
+		}, directory.ReasonTooLarge},
+		{"oversize streamed body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			for i := 0; i < 64; i++ {
+				io.WriteString(w, strings.Repeat(" ", 1024))
+				w.(http.Flusher).Flush()
+			}
+		}, directory.ReasonTooLarge},
+		{"wrong media type", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			io.WriteString(w, `{"protocol_version":1,"operation":"register","outcome":"created","relay_actor":"`+actor+`"}`)
+		}, directory.ReasonContentType},
+		{"text/plain 404", func(w http.ResponseWriter, r *http.Request) {
+			http.NotFound(w, r)
+		}, directory.ReasonStatusCode},
+		{"duplicate keys", func(w http.ResponseWriter, r *http.Request) {
+			success(w, `,"outcome":"updated"`)
+		}, directory.ReasonDuplicate},
+		{"unknown key", func(w http.ResponseWriter, r *http.Request) {
+			success(w, `,"url":"https://evil.example"`)
+		}, directory.ReasonUnknownField},
+		{"trailing value", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"protocol_version":1,"operation":"register","outcome":"created","relay_actor":"`+actor+`"} {}`)
+		}, directory.ReasonTrailing},
+		{"compressed body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			success(w, "")
+		}, directory.ReasonEncoding},
+		{"405 with Allow", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "POST")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(405)
+			io.WriteString(w, `{"protocol_version":1,"error":{"code":"invalid_request","message":"method not allowed"}}`)
+		}, directory.ReasonStatusCode},
+		{"remote message is discarded", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			io.WriteString(w, `{"protocol_version":1,"error":{"code":"invalid_request","message":"\u001b[31mvisit https://evil.example"}}`)
+		}, "rejected"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, origin, _ := hostile(t, tc.h)
+			res, err := c.Register(ctx, origin, v1)
+			switch tc.reason {
+			case "":
+				if err != nil || res.Outcome != directory.OutcomeCreated {
+					t.Fatal(res, err)
+				}
+			case "rejected":
+				var re *directory.ResponseError
+				if !errors.As(err, &re) || re.Code != directory.CodeInvalidRequest || contains(err.Error(), "evil", "\x1b") {
+					t.Fatal(err)
+				}
+			default:
+				var ie *directory.InvalidResponseError
+				if !errors.As(err, &ie) || ie.Reason != tc.reason {
+					t.Fatalf("got %v, want %s", err, tc.reason)
+				}
+				if tc.reason == directory.ReasonTooLarge && !errors.Is(err, directory.ErrResponseTooLarge) {
+					t.Fatal("too large is not distinct")
+				}
+			}
+		})
+	}
+}
+
+// TestRedirectRefused: a 307 (and 308) on POST makes exactly one call and
+// is an invalid response; the status GET does not follow one either.
+func TestRedirectRefused(t *testing.T) {
+	for _, sc := range []int{301, 302, 307, 308} {
+		t.Run(http.StatusText(sc), func(t *testing.T) {
+			c, origin, hits := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "https://directory.example/elsewhere", sc)
+			})
+			_, err := c.Register(context.Background(), origin, &directory.CallOpts{Version: directory.V1})
+			var ie *directory.InvalidResponseError
+			if !errors.As(err, &ie) || ie.Reason != directory.ReasonRedirect || hits.Load() != 1 {
+				t.Fatalf("%v after %d calls", err, hits.Load())
+			}
+			hits.Store(0)
+			_, err = c.Status(context.Background(), origin)
+			if !errors.As(err, &ie) || ie.Reason != directory.ReasonRedirect || hits.Load() != 1 {
+				t.Fatalf("status: %v after %d calls", err, hits.Load())
+			}
+		})
+	}
+}
+
+// TestSlowHeaders: a Directory that never answers is cut off by the
+// caller's deadline (the 15 s budget applies the same way) and the error
+// is a retryable timeout without inner text.
+func TestSlowHeaders(t *testing.T) {
+	release := make(chan struct{})
+	c, origin, _ := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.Register(ctx, origin, &directory.CallOpts{Version: directory.V1})
+	var te *directory.TransportError
+	if !errors.As(err, &te) || !te.Timeout || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	if contains(err.Error(), "127.0.0.1", "directory.example") {
+		t.Fatalf("inner text leaked: %v", err)
+	}
+}
+
+// TestCanceled: a canceled context is reported as such, not retried.
+func TestCanceled(t *testing.T) {
+	c, origin, hits := hostile(t, func(w http.ResponseWriter, r *http.Request) { success(w, "") })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Register(ctx, origin, &directory.CallOpts{Version: directory.V1})
+	if !errors.Is(err, context.Canceled) || directory.ClassOf(err) != directory.ClassPermanent || hits.Load() != 0 {
+		t.Fatalf("%v, %d hits", err, hits.Load())
+	}
+}
+
+// TestNoEnvironmentProxy: proxy variables are ignored.
+func TestNoEnvironmentProxy(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	t.Setenv("https_proxy", "http://127.0.0.1:1")
+	t.Setenv("ALL_PROXY", "http://127.0.0.1:1")
+	c, origin, hits := hostile(t, func(w http.ResponseWriter, r *http.Request) { success(w, "") })
+	if _, err := c.Register(context.Background(), origin, &directory.CallOpts{Version: directory.V1}); err != nil || hits.Load() != 1 {
+		t.Fatalf("%v, %d hits", err, hits.Load())
+	}
+}
+
+// TestDefaultGuardRefusesLoopback: without the test-only allowance the
+// Directory client configuration refuses a loopback Directory, and the
+// refusal is not retried.
+func TestDefaultGuardRefusesLoopback(t *testing.T) {
+	var hits atomic.Int32
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer ts.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "https://"))
+	cfg := directory.ClientConfig()
+	cfg.Resolver = directorytest.LoopbackResolver{}
+	hc, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := "https://directory.example:" + port
+	c, err := directory.New(testKey(t), &directory.Config{Actor: actor, PublicBaseURL: base, Directories: enabled(origin), HTTP: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Register(context.Background(), origin, &directory.CallOpts{Version: directory.V1})
+	var te *directory.TransportError
+	if !errors.As(err, &te) || !te.Blocked || directory.ClassOf(err) != directory.ClassPermanent || hits.Load() != 0 {
+		t.Fatalf("%v, %d hits", err, hits.Load())
+	}
+}
