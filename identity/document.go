@@ -46,10 +46,10 @@ type didDocument struct {
 func ParseDocument(did DID, body []byte) (*Identity, error) {
 	var doc didDocument
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("%w: document is not JSON", ErrDIDResolutionFailed)
+		return nil, fmt.Errorf("%w: %w: not JSON", ErrDIDResolutionFailed, ErrInvalidDocument)
 	}
 	if doc.ID != string(did) {
-		return nil, fmt.Errorf("%w: document id does not match the DID", ErrDIDResolutionFailed)
+		return nil, fmt.Errorf("%w: %w: id does not match the DID", ErrDIDResolutionFailed, ErrInvalidDocument)
 	}
 	id := &Identity{DID: did, Handle: HandleInvalid}
 	// The first at:// entry that parses as a handle is the claim.

@@ -20,6 +20,9 @@ var (
 	ErrDIDNotFound = errors.New("identity: DID not found")
 	// ErrDIDResolutionFailed: the DID document could not be fetched or parsed.
 	ErrDIDResolutionFailed = errors.New("identity: DID resolution failed")
+	// ErrInvalidDocument: the DID document is not JSON or names another id.
+	// It is wrapped together with ErrDIDResolutionFailed.
+	ErrInvalidDocument = errors.New("identity: invalid DID document")
 	// ErrDocumentTooLarge: a DID document or well-known body exceeded its cap.
 	// It is wrapped together with ErrDIDResolutionFailed or
 	// ErrHandleResolutionFailed.

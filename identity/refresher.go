@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/fedkit/fedkit/origin"
@@ -55,9 +53,9 @@ type Store interface {
 	Subject(ctx context.Context, did DID) (Subject, error)
 	// SetHandle writes h as s's handle; a unique conflict is ErrHandleTaken.
 	SetHandle(ctx context.Context, s Subject, h Handle) error
-	// ClearOrigin writes cleared (every field "", never NULL) over s's
-	// origin fields.
-	ClearOrigin(ctx context.Context, s Subject, cleared origin.Fields) error
+	// ClearOrigin stores w, which is origin.ClearAll(): every origin column
+	// becomes "" (a visible clear), never NULL.
+	ClearOrigin(ctx context.Context, s Subject, w origin.Write) error
 }
 
 // CommunityHooks are the application's extra checks on a community's new handle.
@@ -114,7 +112,8 @@ type Refresher struct {
 	resolver Resolver
 	store    Store
 	cfg      RefresherConfig
-	trusted  map[string]bool
+	trusted  origin.TrustedHosts
+	admitter *origin.Admitter // only its ClearOnRefresh is used
 	debounce *debounce
 }
 
@@ -146,11 +145,16 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 	if r.cfg.Logger == nil {
 		r.cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r.trusted = make(map[string]bool)
-	for _, h := range r.cfg.TrustedHosts {
-		if n := normalizeHost(h); n != "" {
-			r.trusted[n] = true
-		}
+	var err error
+	if r.trusted, err = origin.NewTrustedHosts(r.cfg.TrustedHosts); err != nil {
+		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
+	}
+	fresh, err := NewOriginResolver(resolver)
+	if err != nil {
+		return nil, err
+	}
+	if r.admitter, err = origin.NewAdmitter(fresh, &origin.AdmitConfig{TrustedHosts: r.cfg.TrustedHosts}); err != nil {
+		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
 	}
 	r.debounce = newDebounce(r.cfg.DebounceTTL, r.cfg.DebounceMaxEntries)
 	return r, nil
@@ -245,8 +249,8 @@ func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error)
 			}
 			res.updated = true
 		}
-		if s.HasOrigin && !r.onBridge(id, h) {
-			if err := r.store.ClearOrigin(ctx, s, clearedOrigin); err != nil {
+		if s.HasOrigin && r.offBridge(id, h) {
+			if err := r.store.ClearOrigin(ctx, s, origin.ClearAll()); err != nil {
 				return unresolved(did, ReasonStoreFailed, err)
 			}
 			res.originCleared = true
@@ -259,9 +263,6 @@ func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error)
 	r.cfg.Logger.DebugContext(ctx, "identity refreshed", "did", did, "updated", res.updated, "origin_cleared", res.originCleared)
 	return res, nil
 }
-
-// clearedOrigin is what a cleared row holds: every field "", not NULL.
-var clearedOrigin = origin.Fields{}
 
 func (r *Refresher) lockError(ctx context.Context, did DID, err error) error {
 	var re *RefreshError
@@ -326,37 +327,10 @@ func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Ha
 	return id, h, nil
 }
 
-// onBridge reports whether id names a trusted PDS whose registrable domain
-// is the verified handle's. Any doubt is false.
-func (r *Refresher) onBridge(id *Identity, h Handle) bool {
-	if id == nil || id.PDS == "" || !r.trusted[normalizeHost(id.PDS)] {
-		return false
-	}
-	return origin.SameRegistrableDomain(string(h), id.PDS)
-}
-
-// normalizeHost reduces a trusted-host entry or a PDS URL to a lower-case
-// host[:port] without a default port; schemeless values are tolerated.
-// Unparseable input gives "".
-func normalizeHost(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if !strings.Contains(s, "://") {
-		s = "https://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	port := u.Port()
-	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
-		port = ""
-	}
-	if port != "" {
-		return host + ":" + port
-	}
-	return host
+// offBridge asks origin whether a verified, fresh resolution has left the
+// bridge: its PDS is no longer trusted, or the handle's registrable domain
+// no longer matches the PDS's.
+func (r *Refresher) offBridge(id *Identity, h Handle) bool {
+	clear, _ := r.admitter.ClearOnRefresh(origin.Resolution{DID: string(id.DID), Handle: string(h), PDS: id.PDS, HandleDID: string(id.DID)})
+	return clear
 }

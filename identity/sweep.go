@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fedkit/fedkit/origin"
 )
 
 // SweepConcurrencyDefault is how many rows Sweep checks at once.
@@ -109,11 +111,9 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 	if hosts == nil {
 		hosts = r.cfg.TrustedHosts
 	}
-	trusted := make(map[string]bool)
-	for _, h := range hosts {
-		if n := normalizeHost(h); n != "" {
-			trusted[n] = true
-		}
+	trusted, err := origin.NewTrustedHosts(hosts)
+	if err != nil {
+		return nil, errors.Join(ErrSweepOptions, err)
 	}
 	if o.ClearCacheFirst {
 		var clearer CacheClearer
@@ -147,7 +147,7 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 		}
 	}
 	listErr := lister.ListBridged(ctx, hosts, func(s Subject) error {
-		if !trusted[normalizeHost(s.PDS)] {
+		if !trusted.Contains(s.PDS) {
 			return nil
 		}
 		select {

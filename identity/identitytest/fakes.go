@@ -103,7 +103,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	rows    map[identity.DID]identity.Subject
-	origins map[identity.DID]origin.Fields
+	origins map[identity.DID]origin.Write
 	reads   atomic.Int64
 	writes  atomic.Int64
 	clears  atomic.Int64
@@ -116,7 +116,7 @@ var (
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
-	return &Store{rows: map[identity.DID]identity.Subject{}, origins: map[identity.DID]origin.Fields{}}
+	return &Store{rows: map[identity.DID]identity.Subject{}, origins: map[identity.DID]origin.Write{}}
 }
 
 // Put inserts or replaces a row.
@@ -143,7 +143,7 @@ func (s *Store) Row(did identity.DID) (identity.Subject, bool) {
 
 // Origin returns the origin fields last written by ClearOrigin, and whether
 // any were written.
-func (s *Store) Origin(did identity.DID) (origin.Fields, bool) {
+func (s *Store) Origin(did identity.DID) (origin.Write, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, ok := s.origins[did]
@@ -191,7 +191,7 @@ func (s *Store) SetHandle(_ context.Context, sub identity.Subject, h identity.Ha
 }
 
 // ClearOrigin implements identity.Store.
-func (s *Store) ClearOrigin(_ context.Context, sub identity.Subject, cleared origin.Fields) error {
+func (s *Store) ClearOrigin(_ context.Context, sub identity.Subject, cleared origin.Write) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.rows[sub.DID]
