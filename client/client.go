@@ -98,6 +98,9 @@ const (
 	UserAgentDefault              = "fedkit (+https://github.com/fedkit/fedkit)"
 )
 
+// maxDialAddrs bounds the addresses tried per connection.
+const maxDialAddrs = 4
+
 // NoRedirects as Config.MaxRedirects makes every redirect an error.
 const NoRedirects = -1
 
@@ -284,8 +287,10 @@ func (c *Client) dialContext(ctx context.Context, network, hostport string) (net
 			return nil, &BlockedError{Host: bounded(host), Addr: a, Range: r}
 		}
 	}
+	// Try a few addresses, as Mastodon does, so a host with many dead ones
+	// cannot hold the request for DialTimeout each.
 	var firstErr error
-	for _, a := range addrs {
+	for _, a := range addrs[:min(len(addrs), maxDialAddrs)] {
 		conn, err := c.dial(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
 		if err == nil {
 			return conn, nil

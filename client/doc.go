@@ -7,7 +7,8 @@
 //     the refused ranges (Mastodon's PrivateAddressCheck list, the GoToSocial
 //     and Fedify extras, IPv6 outside 2000::/3), and dials exactly the
 //     addresses it checked, so DNS rebinding cannot reach an internal
-//     address; IPv4-mapped and IPv4-compatible addresses are judged as
+//     address (a name with any refused address is refused whole); host
+//     names are not judged by spelling, their addresses are; IPv4-mapped and IPv4-compatible addresses are judged as
 //     IPv4, NAT64, 6to4 and Teredo are refused whatever they carry;
 //   - follows a GET's (or HEAD's) redirects itself, up to three hops,
 //     checking and re-signing each, and never follows any other method's;
@@ -31,5 +32,6 @@
 // Errors are classified with errors.As or errors.Is: *BlockedError (with the
 // host and the refused address), *TooLargeError, *TooManyRedirectsError,
 // *RedirectError (a redirect of a POST), ErrRedirectLoop, ErrHiddenService,
-// ErrInvalidURL and ErrTimeout.
+// ErrInvalidURL and ErrTimeout. Policy.Refuses exposes the address
+// classification itself, and ValidateURL checks a URL without sending it.
 package client
