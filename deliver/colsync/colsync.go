@@ -63,7 +63,10 @@ func xorInto(acc *[sha256.Size]byte, id string) {
 // is not 64 hex digits.
 func XOR(digest string, ids ...string) (string, error) {
 	var acc [sha256.Size]byte
-	if n, err := hex.Decode(acc[:], []byte(digest)); err != nil || n != sha256.Size || len(digest) != 2*sha256.Size {
+	if len(digest) != 2*sha256.Size {
+		return "", ErrDigest
+	}
+	if _, err := hex.Decode(acc[:], []byte(digest)); err != nil {
 		return "", ErrDigest
 	}
 	for _, id := range ids {
@@ -104,9 +107,13 @@ type Header struct {
 }
 
 // String writes the header value as Mastodon does:
-// collectionId="…", digest="…", url="…".
+// collectionId="…", digest="…", url="…"; an empty Digest is left out.
 func (h Header) String() string {
-	return `collectionId=` + quote(h.CollectionID) + `, digest=` + quote(h.Digest) + `, url=` + quote(h.URL)
+	s := `collectionId=` + quote(h.CollectionID)
+	if h.Digest != "" {
+		s += `, digest=` + quote(h.Digest)
+	}
+	return s + `, url=` + quote(h.URL)
 }
 
 func quote(s string) string {
