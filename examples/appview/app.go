@@ -79,7 +79,11 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := origin.NewAdmitter(ingest.FreshResolver{Resolver: d.Resolver}, &origin.AdmitConfig{
+	fresh, err := identity.NewOriginResolver(d.Resolver)
+	if err != nil {
+		return nil, err
+	}
+	adm, err := origin.NewAdmitter(fresh, &origin.AdmitConfig{
 		TrustedHosts: cfg.TrustedHosts, Logger: d.Logger,
 	})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 func TestParseSharedFixtures(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		file string
-		kind string
+		file  string
+		kind  string
 		check func(t *testing.T, f Frame)
 	}{
 		{"identity-no-handle.golden_v1.json", KindIdentity, func(t *testing.T, f Frame) {

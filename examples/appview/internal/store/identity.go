@@ -83,8 +83,9 @@ func (a IdentityStore) SetHandle(ctx context.Context, sub identity.Subject, h id
 	return nil
 }
 
-// ClearOrigin writes ” over every origin column.
-func (a IdentityStore) ClearOrigin(ctx context.Context, sub identity.Subject, _ origin.Fields) error {
+// ClearOrigin writes "" over every origin column (the library passes
+// origin.ClearAll(); the store's clear is that write).
+func (a IdentityStore) ClearOrigin(ctx context.Context, sub identity.Subject, _ origin.Write) error {
 	_, err := a.s.ClearOrigin(ctx, kindOf(sub.Kind), string(sub.DID))
 	return err
 }

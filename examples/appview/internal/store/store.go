@@ -211,8 +211,8 @@ func (s *Store) advance(ctx context.Context, k Kind, col, did string, seq int64)
 	return tag.RowsAffected() == 1, nil
 }
 
-// ClearOrigin writes ” to every origin column that is not already ” and
-// reports whether anything changed. ” (not NULL) makes the clear visible.
+// ClearOrigin writes "" to every origin column that is not already "" and
+// reports whether anything changed. "" (not NULL) makes the clear visible.
 func (s *Store) ClearOrigin(ctx context.Context, k Kind, did string) (bool, error) {
 	var sql string
 	switch k {
@@ -304,7 +304,7 @@ func (s *Store) MarkOf(ctx context.Context, did string) (Mark, error) {
 }
 
 // ApplyAccount records an account event in one statement: the seq guard,
-// the status, and (when clearOrigin) ” over every origin column. It
+// the status, and (when clearOrigin) "" over every origin column. It
 // reports false for a stale or replayed seq, which changed nothing.
 func (s *Store) ApplyAccount(ctx context.Context, k Kind, did string, seq int64, status string, clearOrigin bool) (bool, error) {
 	var sql string

@@ -67,7 +67,7 @@ func New(s Store, log *slog.Logger) *Server {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// ProfileView is an actor with its origin fields. Cleared (”) and
+// ProfileView is an actor with its origin fields. Cleared ("") and
 // untouched (NULL) origin columns are both omitted.
 type ProfileView struct {
 	DID            string `json:"did"`

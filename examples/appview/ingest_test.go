@@ -1,0 +1,271 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/identity/pgstore"
+)
+
+func TestIdentityEventsRefreshKnownAndIgnoreUnknown(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice, comm, stranger := plcDID("alice"), plcDID("comm"), plcDID("stranger")
+	h.addUser(alice, "alice.lemmy-world.bridge.test", bridgePDS)
+	h.addCommunity(comm, "news.lemmy-world.bridge.test", bridgePDS)
+	// The bridge renamed both; PLC and well-known now say so.
+	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(stranger, "stranger.bsky.test", otherPDS)
+
+	h.handle(identityFrame(alice, 10))
+	h.handle(identityFrame(comm, 11))
+	if got := h.actor(alice).Handle; got != "alice.lemmy.world.ap.bridge.test" {
+		t.Errorf("user handle = %q, want the renamed handle", got)
+	}
+	if got := h.actor(comm).Handle; got != "news.lemmy.world.ap.bridge.test" {
+		t.Errorf("community handle = %q, want the renamed handle", got)
+	}
+
+	before, hits := h.db.n.Load(), h.net.TotalHits()
+	h.handle(identityFrame(stranger, 12))
+	if q := h.db.n.Load() - before; q != 1 {
+		t.Errorf("unknown DID cost %d queries, want 1", q)
+	}
+	if h.net.TotalHits() != hits || h.net.PLCHits(stranger) != 0 {
+		t.Errorf("unknown DID was resolved (%d PLC hits)", h.net.PLCHits(stranger))
+	}
+	if h.exists(stranger) {
+		t.Error("unknown DID got a row")
+	}
+}
+
+func TestStaleIdentityEventCannotRevert(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.addUser(alice, "alice.old.bridge.test", bridgePDS)
+	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
+	h.handle(identityFrame(alice, 20))
+	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
+		t.Fatalf("handle = %q after rename", got)
+	}
+	// A lagging source still answers with the old handle, and a replayed
+	// older event arrives: the seq guard ignores it before any resolution.
+	h.net.Claim(alice, "alice.old.bridge.test", bridgePDS)
+	hits := h.net.PLCHits(alice)
+	h.handle(identityFrame(alice, 19))
+	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
+		t.Fatalf("stale event reverted the handle to %q", got)
+	}
+	if h.net.PLCHits(alice) != hits {
+		t.Error("stale event was resolved")
+	}
+}
+
+func TestProfileOriginAdmission(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		handle     string
+		pds        string
+		oneWay     bool // the handle does not verify both ways
+		known      bool
+		wantOrigin [4]string
+		wantRow    bool
+		wantQueued bool
+	}{
+		{name: "trusted bridge, handle under its domain", handle: "alice.lemmy.world.ap.bridge.test", pds: bridgePDS, known: true,
+			wantOrigin: [4]string{"lemmy.world", "Alice", "https://lemmy.world/u/Alice", "lemmy"}, wantRow: true},
+		{name: "new bridged user is created with fields", handle: "alice.lemmy.world.ap.bridge.test", pds: bridgePDS,
+			wantOrigin: [4]string{"lemmy.world", "Alice", "https://lemmy.world/u/Alice", "lemmy"}, wantRow: true},
+		{name: "untrusted PDS clears a known row", handle: "alice.elsewhere.test", pds: otherPDS, known: true,
+			wantOrigin: cleared, wantRow: true},
+		{name: "untrusted PDS drops an unknown user", handle: "alice.elsewhere.test", pds: otherPDS},
+		{name: "handle outside the PDS's registrable domain", handle: "alice.evil.test", pds: bridgePDS, known: true,
+			wantOrigin: cleared, wantRow: true},
+		{name: "handle outside the domain, unknown user", handle: "alice.evil.test", pds: bridgePDS},
+		{name: "unverified handle is redriven, nothing written", handle: "alice.lemmy.world.ap.bridge.test", pds: bridgePDS,
+			oneWay: true, known: true, wantOrigin: [4]string{"<NULL>", "<NULL>", "<NULL>", "<NULL>"}, wantRow: true, wantQueued: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			did := plcDID("alice")
+			if tt.oneWay {
+				h.net.ClaimOneWay(did, tt.handle, tt.pds)
+			} else {
+				h.net.Claim(did, tt.handle, tt.pds)
+			}
+			if tt.known {
+				// The stored PDS says bridge: it must not admit anything.
+				h.addUser(did, tt.handle, bridgePDS)
+			}
+			h.handle(profileFrame(did, "3laaa", bridgedFields("Alice", "lemmy.world")))
+			if h.exists(did) != tt.wantRow {
+				t.Fatalf("row exists = %v, want %v", h.exists(did), tt.wantRow)
+			}
+			if tt.wantRow {
+				if got := originOf(h.actor(did)); got != tt.wantOrigin {
+					t.Errorf("origin = %q, want %q", got, tt.wantOrigin)
+				}
+			}
+			if n, _, _, _ := h.redriveRows(did); (n > 0) != tt.wantQueued {
+				t.Errorf("redrive rows = %d, want queued %v", n, tt.wantQueued)
+			}
+		})
+	}
+}
+
+func TestProfileStripsSpoofingCharacters(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	did := plcDID("alice")
+	h.net.Claim(did, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	f := bridgedFields("Ali\u202Ece\u200B", "lemmy.world")
+	f["originUrl"] = "https://lemmy.world/u/Alice"
+	h.handle(profileFrame(did, "3laaa", f))
+	if got := deref(h.actor(did).Origin.Username); got != "Alice" {
+		t.Fatalf("username = %q, want the spoofing characters stripped", got)
+	}
+}
+
+func TestOlderProfileRevCannotOverwrite(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	did := plcDID("alice")
+	h.net.Claim(did, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.handle(profileFrame(did, "3lbbb", bridgedFields("Alice", "lemmy.world")))
+	h.handle(profileFrame(did, "3laaa", bridgedFields("Mallory", "lemmy.world")))
+	a := h.actor(did)
+	if deref(a.Origin.Username) != "Alice" || a.DisplayName != "Name 3lbbb" {
+		t.Fatalf("older rev overwrote: %q %q", deref(a.Origin.Username), a.DisplayName)
+	}
+}
+
+func TestDIDLeavingTheBridgeIsCleared(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	mover, banned := plcDID("mover"), plcDID("banned")
+	for _, did := range []string{mover, banned} {
+		h.net.Claim(did, did[8:]+".lemmy.world.ap.bridge.test", bridgePDS)
+		h.handle(profileFrame(did, "3laaa", bridgedFields("Someone", "lemmy.world")))
+		if got := originOf(h.actor(did)); got[0] != "lemmy.world" {
+			t.Fatalf("setup: origin = %q", got)
+		}
+	}
+	// The account moved its repository off the bridge; its identity event
+	// clears every field at once, not at the next profile event.
+	h.net.Claim(mover, mover[8:]+".lemmy.world.ap.bridge.test", otherPDS)
+	h.handle(identityFrame(mover, 30))
+	if got := originOf(h.actor(mover)); got != cleared {
+		t.Errorf("moved account origin = %q, want cleared ('')", got)
+	}
+	// A takedown clears too.
+	h.handle(accountFrame(banned, 31, false, "takendown"))
+	a := h.actor(banned)
+	if got := originOf(a); got != cleared {
+		t.Errorf("taken-down account origin = %q, want cleared", got)
+	}
+	if a.AccountStatus != "takendown" {
+		t.Errorf("status = %q", a.AccountStatus)
+	}
+	// A replayed older account event changes nothing.
+	h.handle(accountFrame(banned, 30, true, ""))
+	if got := h.actor(banned).AccountStatus; got != "takendown" {
+		t.Errorf("stale account event set status %q", got)
+	}
+}
+
+func TestRedriveBudget(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.addUser(alice, "alice.old.bridge.test", bridgePDS)
+	h.net.FailPLC(alice, 500)
+	h.handle(identityFrame(alice, 40))
+	if n, attempts, code, _ := h.redriveRows(alice); n != 1 || attempts != 0 || code != "resolve-failed" {
+		t.Fatalf("after live failure: rows=%d attempts=%d code=%q", n, attempts, code)
+	}
+	for i := 1; i <= 3; i++ {
+		h.clock.Add(RedriveIntervalDefault + time.Second)
+		if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+			t.Fatal(err)
+		}
+		_, attempts, _, dead := h.redriveRows(alice)
+		if attempts != i || dead != (i == 3) {
+			t.Fatalf("pass %d: attempts=%d dead=%v", i, attempts, dead)
+		}
+	}
+	// A dead row is not retried even once the network recovers.
+	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
+	h.clock.Add(RedriveIntervalDefault + time.Second)
+	if n, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil || n != 0 {
+		t.Fatalf("dead row redriven: n=%d err=%v", n, err)
+	}
+}
+
+func TestRedriveSucceedsAfterRecovery(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.addUser(alice, "alice.old.bridge.test", bridgePDS)
+	h.net.FailPLC(alice, 503)
+	h.handle(identityFrame(alice, 40))
+	h.net.FailPLC(alice, 0) // recovered
+	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
+	// Not due yet: nothing happens.
+	if n, _ := h.app.ingester.RedriveOnce(h.ctx, directLanes); n != 0 {
+		t.Fatalf("redrove %d rows before they were due", n)
+	}
+	h.clock.Add(RedriveIntervalDefault + time.Second)
+	if n, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil || n != 1 {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
+		t.Fatalf("handle = %q", got)
+	}
+	if n, _, _, _ := h.redriveRows(alice); n != 0 {
+		t.Fatal("done row not retired")
+	}
+}
+
+func TestBusyLockDefersWithoutSpendingAttempts(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.addUser(alice, "alice.old.bridge.test", bridgePDS)
+	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
+	// Another process holds alice's refresh lock.
+	conn, err := h.pool.Acquire(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := pgstore.LockKey(pgstore.NamespaceDefault, alice)
+	if _, err := conn.Exec(h.ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		t.Fatal(err)
+	}
+	h.handle(identityFrame(alice, 50))
+	if n, attempts, code, _ := h.redriveRows(alice); n != 1 || attempts != 0 || code != "lock-busy" {
+		t.Fatalf("rows=%d attempts=%d code=%q, want one deferred lock-busy row", n, attempts, code)
+	}
+	h.clock.Add(time.Hour)
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+		t.Fatal(err)
+	}
+	if _, attempts, _, dead := h.redriveRows(alice); attempts != 0 || dead {
+		t.Fatalf("busy redrive spent an attempt: attempts=%d dead=%v", attempts, dead)
+	}
+	if _, err := conn.Exec(h.ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+		t.Fatal(err)
+	}
+	conn.Release()
+	h.clock.Add(time.Hour)
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
+		t.Fatalf("handle = %q after the lock was released", got)
+	}
+}
