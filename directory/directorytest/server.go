@@ -363,7 +363,13 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 	if r.Method != http.MethodPost {
 		return "", fail(http.StatusMethodNotAllowed, directory.CodeInvalidRequest)
 	}
-	if r.RequestURI != "" && r.RequestURI != op.Path(v) {
+	// Both the escaped path and the raw request target must be exactly the
+	// route (absolute-form targets are judged by their path).
+	raw := r.RequestURI
+	if strings.HasPrefix(raw, "https://") || strings.HasPrefix(raw, "http://") {
+		raw = r.URL.RequestURI()
+	}
+	if (raw != "" && raw != op.Path(v)) || r.URL.EscapedPath() != op.Path(v) {
 		return "", fail(http.StatusBadRequest, directory.CodeInvalidRequest)
 	}
 	if r.URL.RawQuery != "" || r.URL.ForceQuery || r.URL.Fragment != "" {
