@@ -52,7 +52,6 @@ func NewNetwork(t testing.TB) *Network {
 	return n
 }
 
-const plcHost = "plc.test"
 
 func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 	host := r.Host

@@ -1,0 +1,49 @@
+package identitytest_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/identity/identitytest"
+)
+
+func ExampleNewNetwork() {
+	var t testing.TB // the test's *testing.T
+	n := identitytest.NewNetwork(t)
+	n.Claim("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", "alice.bridge.test", "https://pds.bridge.test")
+	n.DNS.Fail("bob.bridge.test") // SERVFAIL: not authoritative
+	id, err := n.Resolver(t).LookupDID(context.Background(), "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa")
+	fmt.Println(id.Handle, err, n.WellKnownHits("alice.bridge.test"))
+}
+
+func ExampleTestCacheStore() {
+	// In a backend's tests:
+	_ = func(t *testing.T) {
+		identitytest.TestCacheStore(t, func(*testing.T) identity.CacheStore { return &identity.MemoryCacheStore{} })
+	}
+}
+
+func ExampleTestLock() {
+	_ = func(t *testing.T) {
+		identitytest.TestLock(t, func(_ *testing.T, wait time.Duration) identity.Lock { return identity.NewMemoryLock(wait) })
+	}
+}
+
+func ExampleNewStore() {
+	s := identitytest.NewStore()
+	s.Put(identity.Subject{DID: identitytest.DIDAlice, Kind: identity.KindUser, Handle: "alice.bridge.test"})
+	_, err := s.Subject(context.Background(), identitytest.DIDBob)
+	fmt.Println(s.Reads(), err)
+	// Output: 1 identity: unknown DID
+}
+
+func ExampleNewResolver() {
+	r := identitytest.NewResolver()
+	r.Set(identity.Identity{DID: identitytest.DIDAlice, Handle: "alice.bridge.test"})
+	id, _ := r.LookupDID(context.Background(), identitytest.DIDAlice)
+	fmt.Println(id.Handle, r.Calls(identitytest.DIDAlice))
+	// Output: alice.bridge.test 1
+}

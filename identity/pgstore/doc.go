@@ -1,0 +1,21 @@
+// Package pgstore is the Postgres backend of identity: a per-DID refresh
+// Lock built on session-scoped pg_advisory_lock, and a CacheStore table a
+// multi-process application shares.
+//
+// Pools are the caller's. Give the Lock a pool of its own, capped at 8
+// (LockPoolConfig); a sweep sizes its own to its concurrency. Lock waiters
+// must never share a capped pool with the writes that release them.
+//
+//	pc, _ := pgstore.LockPoolConfig(connString, pgstore.LockPoolSizeDefault)
+//	lockPool, _ := pgxpool.NewWithConfig(ctx, pc)
+//	lock, _ := pgstore.NewLock(lockPool, nil) // lock_timeout 25 s, statement_timeout 30 s
+//	cache, _ := pgstore.NewCacheStore(appPool, nil)
+//	_ = cache.Migrate(ctx)
+//
+// The lock key is the first 8 bytes of sha256(Namespace + did), read as a
+// big-endian signed integer; the default namespace is Coves', so Coves
+// processes and ours exclude each other. Contention past LockTimeout is
+// SQLSTATE 55P03, returned as identity.ErrLockBusy. Session locks do not
+// work behind PgBouncer in transaction-pooling mode: connect directly or
+// use session pooling.
+package pgstore
