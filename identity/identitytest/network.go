@@ -52,7 +52,6 @@ func NewNetwork(t testing.TB) *Network {
 	return n
 }
 
-
 func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
