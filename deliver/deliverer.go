@@ -219,6 +219,42 @@ type Deliverer struct {
 	limiter *HostLimiter
 	log     *slog.Logger
 	wake    chan struct{}
+
+	signersMu sync.Mutex
+	signers   map[string]signerEntry
+}
+
+type signerEntry struct {
+	key    crypto.Signer
+	signer *sig.Signer
+}
+
+// signersMax bounds the signer cache; past it the cache starts afresh.
+const signersMax = 1024
+
+// signerFor returns a Signer for key, reused while keyID names the same key.
+// Building one under the lock also keeps sig's one-time key preparation
+// (RSA precomputation) from running concurrently on a shared key.
+func (d *Deliverer) signerFor(keyID string, key crypto.Signer) (*sig.Signer, error) {
+	d.signersMu.Lock()
+	defer d.signersMu.Unlock()
+	if e, ok := d.signers[keyID]; ok && sameKey(e.key, key) {
+		return e.signer, nil
+	}
+	s, err := sig.NewSigner(key, keyID, &sig.SignerConfig{Now: d.cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	if d.signers == nil || len(d.signers) >= signersMax {
+		d.signers = make(map[string]signerEntry)
+	}
+	d.signers[keyID] = signerEntry{key: key, signer: s}
+	return s, nil
+}
+
+func sameKey(a, b crypto.Signer) bool {
+	pa, ok := a.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pa.Equal(b.Public())
 }
 
 // New returns a Deliverer sending through c, the guarded client, with keys
@@ -700,7 +736,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if e.SynchronizeCollection && d.cfg.Followers != nil {
 		syncHeader = d.syncHeader(ctx, e, j.Inbox)
 	}
-	signer, err := sig.NewSigner(key, e.KeyID, &sig.SignerConfig{Now: d.cfg.Now})
+	signer, err := d.signerFor(e.KeyID, key)
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
