@@ -172,11 +172,3 @@ func MarshalPrivateKeyPEM(key crypto.Signer) ([]byte, error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
-
-// publicOf returns the public half of a signing key (nil for HMAC).
-func publicOf(key any) crypto.PublicKey {
-	if s, ok := key.(crypto.Signer); ok {
-		return s.Public()
-	}
-	return nil
-}

@@ -57,7 +57,15 @@ func ParseMultikey(s string) (crypto.PublicKey, error) {
 		if x == nil {
 			return nil, fmt.Errorf("%w: P-256 Multikey", ErrMalformed)
 		}
-		pub = &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
+		raw := make([]byte, 65)
+		raw[0] = 4
+		x.FillBytes(raw[1:33])
+		y.FillBytes(raw[33:])
+		k, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: P-256 Multikey: %v", ErrMalformed, err)
+		}
+		pub = k
 	default:
 		return nil, fmt.Errorf("%w: Multikey codec %x", ErrUnsupportedKey, prefix)
 	}
@@ -80,7 +88,12 @@ func FormatMultikey(pub crypto.PublicKey) (string, error) {
 	case *rsa.PublicKey:
 		b = append(append(b, mcRSA...), x509.MarshalPKCS1PublicKey(k)...)
 	case *ecdsa.PublicKey:
-		b = append(append(b, mcP256...), elliptic.MarshalCompressed(k.Curve, k.X, k.Y)...)
+		raw, err := k.Bytes() // 0x04 || X || Y
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrUnsupportedKey, err)
+		}
+		b = append(append(b, mcP256...), 2|raw[64]&1)
+		b = append(b, raw[1:33]...)
 	}
 	return "z" + base58.Encode(b), nil
 }

@@ -298,7 +298,7 @@ func TestRFC9421AppendixB(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req, resp := tc.msg(t)
-			h := http.Header{}
+			var h http.Header
 			if req != nil {
 				h = req.Header
 			} else {

@@ -1,0 +1,196 @@
+package sig_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/fedkit/fedkit/sig"
+)
+
+func exampleKey() ed25519.PrivateKey {
+	_, k, _ := ed25519.GenerateKey(rand.Reader)
+	return k
+}
+
+func ExampleNewSigner() {
+	key := exampleKey()
+	s, err := sig.NewSigner(key, "https://a.example/actor#main-key", nil)
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest("POST", "https://b.example/inbox", bytes.NewReader([]byte(`{"type":"Follow"}`)))
+	if err := s.Sign(req, sig.SchemeCavage); err != nil {
+		panic(err)
+	}
+	fmt.Println(req.Header.Get("Digest"))
+	// Output: SHA-256=GYwYnH3BiO6aICFt0ThC5bUIJ4byvqdpWtR8m5fNkww=
+}
+
+func ExampleSigner_Sign() {
+	s, _ := sig.NewSigner(exampleKey(), "https://a.example/actor#main-key", &sig.SignerConfig{
+		Now:   func() time.Time { return time.Unix(1785933296, 0) },
+		Nonce: func() (string, error) { return "n-1", nil },
+	})
+	req, _ := http.NewRequest("GET", "https://b.example/users/bob", nil)
+	_ = s.Sign(req, sig.SchemeRFC9421)
+	fmt.Println(req.Header.Get("Signature-Input"))
+	// Output: sig1=("@method" "@target-uri" "@authority" "date");keyid="https://a.example/actor#main-key";alg="ed25519";nonce="n-1";created=1785933296
+}
+
+func ExampleSign9421() {
+	key := exampleKey()
+	body := []byte(`{"protocol_version":1}`)
+	created := time.Unix(1785933296, 0)
+	req, _ := http.NewRequest("POST", "https://directory.example/v1/relays/register", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Date", created.UTC().Format(http.TimeFormat))
+	req.Header.Set("Content-Digest", sig.ContentDigest(body))
+	err := sig.Sign9421(req, key, &sig.SignOpts{
+		Label:      "directory",
+		Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
+		KeyID:      "https://relay.example/actor#main-key",
+		Alg:        sig.AlgEd25519,
+		Tag:        "activity-relay-directory-v1",
+		Nonce:      "fixture-nonce-0001",
+		Created:    created,
+		Expires:    created.Add(300 * time.Second),
+	})
+	fmt.Println(err, req.Header.Get("Signature-Input"))
+	// Output: <nil> directory=("@method" "@authority" "@target-uri" "content-digest" "content-type" "date");keyid="https://relay.example/actor#main-key";alg="ed25519";tag="activity-relay-directory-v1";nonce="fixture-nonce-0001";created=1785933296;expires=1785933596
+}
+
+func ExampleVerifier_Middleware() {
+	key := exampleKey()
+	keys := sig.KeyResolverFunc(func(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
+		if id.String() != "https://a.example/actor#main-key" {
+			return nil, sig.ErrUnknownKey
+		}
+		return &sig.Key{Public: key.Public(), Owner: "https://a.example/actor"}, nil
+	})
+	v, _ := sig.NewVerifier(keys, &sig.VerifierConfig{URLScheme: "http"})
+	inbox := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := sig.ResultFromContext(r.Context())
+		fmt.Fprint(w, res.Owner, " via ", res.Scheme)
+	}))
+	srv := httptest.NewServer(inbox)
+	defer srv.Close()
+
+	s, _ := sig.NewSigner(key, "https://a.example/actor#main-key", nil)
+	req, _ := http.NewRequest("POST", srv.URL+"/inbox", bytes.NewReader([]byte(`{}`)))
+	_ = s.Sign(req, sig.SchemeRFC9421)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	fmt.Println(resp.StatusCode, b.String())
+	// Output: 200 https://a.example/actor via rfc9421
+}
+
+func ExampleVerifier_Verify() {
+	key := exampleKey()
+	now := time.Unix(1785933296, 0)
+	s, _ := sig.NewSigner(key, "https://a.example/actor#main-key", &sig.SignerConfig{Now: func() time.Time { return now }})
+	v, _ := sig.NewVerifier(sig.KeyResolverFunc(func(context.Context, sig.KeyID) (*sig.Key, error) {
+		return &sig.Key{Public: key.Public(), Owner: "https://a.example/actor"}, nil
+	}), &sig.VerifierConfig{Now: func() time.Time { return now.Add(13 * time.Hour) }})
+	out, _ := http.NewRequest("POST", "https://b.example/inbox", bytes.NewReader([]byte(`{}`)))
+	_ = s.Sign(out, sig.SchemeCavage)
+	in := httptest.NewRequest("POST", "/inbox", bytes.NewReader([]byte(`{}`)))
+	in.Host, in.Header = "b.example", out.Header
+	_, err := v.Verify(in)
+	fmt.Println(errors.Is(err, sig.ErrExpired))
+	// Output: true
+}
+
+func ExampleParseCavageSignature() {
+	cs, err := sig.ParseCavageSignature(`keyId="https://a.example/actor#main-key",algorithm="rsa-sha256",headers="(request-target) host date digest",signature="YQ=="`)
+	fmt.Println(cs.KeyID, cs.Headers, err)
+	// Output: https://a.example/actor#main-key [(request-target) host date digest] <nil>
+}
+
+func ExampleParseSignatures9421() {
+	h := http.Header{}
+	h.Set("Signature-Input", `sig1=("@method" "@target-uri");created=1618884473;keyid="k";tag="t"`)
+	h.Set("Signature", `sig1=:YQ==:`)
+	sigs, err := sig.ParseSignatures9421(h)
+	fmt.Println(sigs[0].Label, sigs[0].Components, sigs[0].Tag, sigs[0].Created.Unix(), err)
+	// Output: sig1 ["@method" "@target-uri"] t 1618884473 <nil>
+}
+
+func ExampleContentDigest() {
+	fmt.Println(sig.ContentDigest([]byte(`{"hello": "world"}`)))
+	fmt.Println(sig.VerifyContentDigest([]string{"sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"}, []byte(`{"hello": "world"}`)))
+	// Output:
+	// sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:
+	// <nil>
+}
+
+func ExampleDigest() {
+	fmt.Println(sig.Digest([]byte(`{"hello": "world"}`)))
+	// Output: SHA-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=
+}
+
+func ExampleParseMultikey() {
+	pub, err := sig.ParseMultikey("z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2")
+	fmt.Printf("%T %v\n", pub, err)
+	s, _ := sig.FormatMultikey(pub)
+	fmt.Println(s)
+	// Output:
+	// ed25519.PublicKey <nil>
+	// z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2
+}
+
+func ExampleParseKeyID() {
+	id, err := sig.ParseKeyID("https://a.example/actor#main-key")
+	fmt.Println(id.Document(), err)
+	_, err = sig.ParseKeyID(" https://a.example/actor#main-key")
+	fmt.Println(errors.Is(err, sig.ErrMalformed))
+	// Output:
+	// https://a.example/actor <nil>
+	// true
+}
+
+func ExampleParsePrivateKeyPEM() {
+	key, err := sig.ParsePrivateKeyPEM([]byte(testRSAPEM))
+	if err != nil {
+		panic(err)
+	}
+	pemText, _ := sig.MarshalPublicKeyPEM(key.Public())
+	fmt.Println(string(pemText[:26]))
+	// Output: -----BEGIN PUBLIC KEY-----
+}
+
+func ExampleWithDataIntegrityContext() {
+	doc := sig.WithDataIntegrityContext(map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams",
+		"type":     "Note",
+	})
+	fmt.Println(doc["@context"])
+	// Output: [https://w3id.org/security/data-integrity/v2 https://www.w3.org/ns/activitystreams]
+}
+
+func ExampleCreateProof() {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	doc := sig.WithDataIntegrityContext(map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams",
+		"type":     "Create",
+		"actor":    "https://a.example/actor",
+	})
+	signed, err := sig.CreateProof(doc, priv, &sig.ProofOpts{VerificationMethod: "https://a.example/actor#ed25519-key", Created: time.Now()})
+	if err != nil {
+		panic(err)
+	}
+	p, err := sig.VerifyProof(signed, pub)
+	fmt.Println(p.VerificationMethod, err)
+	// Output: https://a.example/actor#ed25519-key <nil>
+}
