@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -66,9 +67,19 @@ func FuzzDecodeIdentityEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ev.DID == "" {
-			// Allowed: the consumer's ParseDID makes it permanent.
-			return
+		// Accepted only for identity frames whose DIDs agree.
+		var env struct {
+			DID      string `json:"did"`
+			Kind     string `json:"kind"`
+			Identity struct {
+				DID string `json:"did"`
+			} `json:"identity"`
+		}
+		if json.Unmarshal(b, &env) != nil || env.Kind != "identity" {
+			t.Fatalf("accepted a non-identity frame %q", b)
+		}
+		if ev.DID != env.Identity.DID && ev.DID != env.DID {
+			t.Fatalf("DID %q from neither envelope nor body", ev.DID)
 		}
 	})
 }
