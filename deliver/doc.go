@@ -1,8 +1,42 @@
 // Package deliver sends activities to inboxes: queued, signed afresh on
-// every attempt, retried, ordered and guarded by a circuit breaker.
+// every attempt, retried, ordered, and guarded by a circuit breaker.
 //
-// The queue and breaker state live behind two small interfaces, Queue and
-// BreakerStore, with in-memory defaults (MemoryQueue, MemoryBreakerStore)
-// here and durable backends in subpackages; every implementation passes the
-// suites in deliver/delivertest.
+// An application hands a Deliverer an activity and the inboxes it works out
+// (deduplicated here; prefer shared inboxes), and runs the Deliverer's loop:
+//
+//	c, _ := client.New(nil) // the guarded client: every request goes through it
+//	keys := deliver.NewCachingSenderKeys(myKeys, nil) // one key load per send, not per inbox
+//	d, _ := deliver.New(&deliver.MemoryQueue{}, keys, c, nil)
+//	go d.Run(ctx) // when ctx ends, finishes what is in flight
+//
+//	err := d.Send(ctx, keyID, create, inboxes)
+//	err = d.SendBatch(ctx, keyID, del, inboxes, deliver.Batch{
+//		Tag: "delete-1", Deadline: time.Now().Add(24 * time.Hour),
+//		OrderingKey: objectID, // the Delete waits for its Create
+//	})
+//	st, _ := d.Status(ctx, "delete-1")
+//
+// A send is stored once and fans out to one job per inbox, each retried on
+// its own: network errors, 408, 429 and 5xx wait 30 s doubling to 1 h, 12
+// attempts in all (about 5 h), or at least what Retry-After asked; other 4xx
+// are refused for good and reported to Config.OnFailure. Config.Permanent and
+// PermanentIfSenderGone change that rule (MastodonPermanent is Mastodon's).
+//
+// A host that keeps failing opens its breaker: after 10 failures in a row
+// its deliveries are held for a minute (each hold counts as an attempt),
+// then one probe at a time goes through. At most 2 deliveries per host are in
+// flight (Config.PerHost, or a HostLimiter shared by several Deliverers).
+// Each request is signed with draft-cavage first; a 400 or 401 makes it try
+// RFC 9421 at once, and the scheme that worked is remembered per host.
+//
+// Queue and BreakerStore are the interfaces durable backends implement (a
+// Postgres queue, a Redis breaker store); MemoryQueue and MemoryBreakerStore
+// are the in-memory defaults, and deliver/delivertest has the conformance
+// suites every implementation passes. Package colsync has FEP-8fcf
+// Collection-Synchronization, which a batch sent with SynchronizeCollection
+// carries, from Config.Followers.
+//
+// Failures are *DeliveryError values whose Kind (retryable, permanent, held,
+// skipped, deadline, exhausted) says what happened; errors.Is matches the
+// sentinels ErrRetryable, ErrPermanent, and so on.
 package deliver

@@ -1,0 +1,21 @@
+package delivertest_test
+
+import (
+	"testing"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
+)
+
+// A backend's test file runs the suites against a fresh store per subtest.
+func ExampleTestQueue() {
+	_ = func(t *testing.T) {
+		delivertest.TestQueue(t, func(t *testing.T) deliver.Queue { return &deliver.MemoryQueue{} })
+	}
+}
+
+func ExampleTestBreakerStore() {
+	_ = func(t *testing.T) {
+		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore { return &deliver.MemoryBreakerStore{} })
+	}
+}

@@ -1,0 +1,188 @@
+package deliver_test
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+	"log"
+	"log/slog"
+	"time"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/colsync"
+)
+
+// appKeys stands for an application's key table.
+type appKeys struct{}
+
+func (appKeys) Key(ctx context.Context, keyID string) (crypto.Signer, error) { return testKey, nil }
+func (appKeys) Gone(ctx context.Context, keyID string) (bool, error)         { return false, nil }
+
+func ExampleNew() {
+	c, err := client.New(nil) // the guarded client
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := deliver.DefaultConfig() // breaker on: 10 failures, 1 min
+	cfg.Logger = slog.Default()
+	cfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
+		log.Printf("%s refused %s for good: %d", f.Host, f.ActivityID, f.StatusCode)
+	}
+	d, err := deliver.New(&deliver.MemoryQueue{}, deliver.NewCachingSenderKeys(appKeys{}, nil), c, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go d.Run(ctx) // on stop, finishes what is in flight
+}
+
+func ExampleDeliverer_Send() {
+	var d *deliver.Deliverer // from deliver.New
+	ctx := context.Background()
+	create := []byte(`{"id":"https://a.example/activities/1","type":"Create","actor":"https://a.example/users/alice","object":{}}`)
+	inboxes := []string{"https://b.example/inbox", "https://c.example/users/bob/inbox"}
+	if err := d.Send(ctx, "https://a.example/users/alice#main-key", create, inboxes); err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleDeliverer_SendBatch() {
+	var d *deliver.Deliverer // from deliver.New
+	ctx := context.Background()
+	del := []byte(`{"id":"https://a.example/activities/2","type":"Delete","actor":"https://a.example/users/alice","object":"https://a.example/notes/1"}`)
+	err := d.SendBatch(ctx, "https://a.example/users/alice#main-key", del, []string{"https://b.example/inbox"}, deliver.Batch{
+		Tag:                   "delete-note-1",
+		Deadline:              time.Now().Add(24 * time.Hour),
+		OrderingKey:           "https://a.example/notes/1", // never overtakes the Create
+		SynchronizeCollection: true,
+	})
+	if err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleDeliverer_Run() {
+	var d *deliver.Deliverer // from deliver.New
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	// ... on SIGTERM:
+	stop()
+	<-done // in-flight deliveries finished (within ShutdownGrace); the rest stay queued
+}
+
+func ExampleDeliverer_RunDue() {
+	var d *deliver.Deliverer // from deliver.New
+	n, err := d.RunDue(context.Background())
+	log.Printf("worked %d due deliveries: %v", n, err)
+}
+
+func ExampleDeliverer_Status() {
+	var d *deliver.Deliverer // from deliver.New
+	st, err := d.Status(context.Background(), "delete-note-1")
+	if err == nil && st.Done() {
+		log.Printf("delivered %d, failed %d, gave up %d, skipped %d", st.Delivered, st.Failed, st.GaveUp, st.Skipped)
+	}
+}
+
+func ExampleDeliverer_Drop() {
+	var d *deliver.Deliverer // from deliver.New
+	// An account was deleted: stop sending what it queued.
+	n, err := d.Drop(context.Background(), deliver.DropFilter{ActorID: "https://a.example/users/alice"})
+	log.Print(n, err)
+}
+
+func ExampleNewCachingSenderKeys() {
+	keys := deliver.NewCachingSenderKeys(appKeys{}, &deliver.CachingConfig{TTL: 10 * time.Minute})
+	_, _ = keys.Key(context.Background(), "https://a.example/users/alice#main-key")
+	_, _ = keys.Key(context.Background(), "https://a.example/users/alice#main-key")
+	fmt.Println(keys.Loads())
+	// Output: 1
+}
+
+func ExampleExponentialRetry() {
+	p := deliver.ExponentialRetry(time.Minute, 10*time.Minute, 5)
+	for failed := 1; ; failed++ {
+		d, ok := p.Next(failed)
+		if !ok {
+			break
+		}
+		fmt.Println(d)
+	}
+	// Output:
+	// 1m0s
+	// 2m0s
+	// 4m0s
+	// 8m0s
+}
+
+func ExampleCustomRetry() {
+	// GoToSocial's schedule: 8, 16, 32, 64, 128 s; 6 attempts.
+	p := deliver.CustomRetry(func(failed int) (time.Duration, bool) {
+		return 2 * time.Second << failed, failed < 6
+	})
+	d, _ := p.Next(1)
+	fmt.Println(d)
+	// Output: 4s
+}
+
+func ExampleMastodonRetry() {
+	cfg := deliver.DefaultConfig()
+	cfg.Retry = deliver.MastodonRetry()
+	cfg.Permanent = deliver.MastodonPermanent
+	cfg.PermanentIfSenderGone = []int{401}
+	cfg.Breaker.PerInbox = true
+	_ = cfg
+}
+
+func ExampleParseRetryAfter() {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	d1, _ := deliver.ParseRetryAfter("120", now)
+	d2, _ := deliver.ParseRetryAfter("Fri, 01 May 2026 12:30:00 GMT", now)
+	fmt.Println(d1, d2)
+	// Output: 2m0s 30m0s
+}
+
+func ExampleNewHostLimiter() {
+	shared := deliver.NewHostLimiter(4) // every tenant's deliverer in this process
+	for range 3 {
+		cfg := deliver.DefaultConfig()
+		cfg.HostLimiter = shared
+		_ = cfg // deliver.New(queue, keys, client, cfg)
+	}
+}
+
+func ExampleNewMemorySchemeStore() {
+	cfg := deliver.DefaultConfig()
+	cfg.Schemes = deliver.NewMemorySchemeStore(50_000) // shareable across Deliverers
+	_ = cfg
+}
+
+func ExampleMemoryQueue() {
+	q := &deliver.MemoryQueue{}
+	_ = q.Enqueue(context.Background(), &deliver.Envelope{
+		KeyID: "https://a.example/users/alice#main-key", Body: []byte(`{}`),
+		Inboxes: []string{"https://b.example/inbox", "https://c.example/inbox"}, EnqueuedAt: time.Now(),
+	})
+	fmt.Println(q.Len())
+	// Output: 2
+}
+
+// followersTable stands for an application's follows table.
+type followersTable struct{}
+
+func (followersTable) FollowersOn(ctx context.Context, actorID, origin string) (colsync.Followers, error) {
+	return colsync.Followers{
+		CollectionID: actorID + "/followers",
+		URL:          actorID + "/followers_synchronization",
+		IDs:          []string{origin + "/users/bob"}, // SELECT ... WHERE uri LIKE origin || '/%'
+	}, nil
+}
+
+func ExampleFollowersSource() {
+	cfg := deliver.DefaultConfig()
+	cfg.Followers = followersTable{}
+	_ = cfg
+}
