@@ -1,0 +1,52 @@
+// Package fetch fetches what other servers publish and decides what to
+// believe of it, as careful ActivityPub servers do.
+//
+// A Fetcher goes through the guarded client (package client) and, given a
+// Config.Signer, signs its GETs for servers that require authorized fetch:
+// with the scheme remembered for the host, else draft-cavage, knocking once
+// more with RFC 9421 on a 400 or 401 and remembering what worked.
+//
+//	c, _ := client.New(nil)
+//	f, _ := fetch.New(c, &fetch.Config{Signer: signer})
+//	doc, err := f.Lookup(ctx, "https://social.example/@alice/1") // a page or a document
+//	note, doc, err := fetch.LookupAs[Note](ctx, f, "https://social.example/users/alice/statuses/1")
+//
+// Lookup's rules: only application/activity+json, or application/ld+json
+// with the ActivityStreams profile, is ActivityPub; a web page is searched
+// once for an alternate link (Link header, then <link rel="alternate">);
+// a document whose id is on another origin than the URL it was served from
+// is fetched again from its id and trusted only as the id's origin serves
+// it; a document naming an author (attributedTo, actor) on another origin
+// than its id is refused. A Document carries the URL it was finally served
+// from.
+//
+// # Collections
+//
+//	w := f.Walk(outboxURL, fetch.WalkLimits{}) // 100 pages, 10,000 items
+//	for item, err := range w.All(ctx) { ... }
+//
+// Pages must be on the collection's origin (or host, with ByHost); an
+// embedded item on another origin is flagged as a Claim, to be looked up
+// from its own id. WalkEmbedded starts from a collection another object
+// embeds and keeps to the embedder's origin. UnverifiedJSON reads any JSON
+// object for applications with rules of their own.
+//
+// # Servers and handles
+//
+// NodeInfo reads what a server runs. WebFinger asks a host about a handle
+// (falling back once to host-meta's lrdd template on 404); Resolve and
+// Confirm follow Mastodon's ResolveAccountService.
+//
+// # Budget
+//
+// WithBudget(ctx, NewBudget(n)) caps the requests made on behalf of one
+// incoming activity; past it every fetch fails with ErrBudgetExhausted.
+//
+// # Portable objects
+//
+// FEP-ef61 ap:// objects are supported for Ed25519 did:key authorities
+// only: Lookup fetches them from Config.Gateways and trusts one only with a
+// valid eddsa-jcs-2022 proof (package sig) by a verification method of the
+// id's own DID, and only with authors under that DID. Other DID methods,
+// proof sets and chains, and gateway discovery are not supported.
+package fetch

@@ -1,0 +1,261 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/sig"
+)
+
+// Defaults for Config.
+const (
+	MaxDocumentBytesDefault = 1 << 20
+	MaxHTMLBytesDefault     = 1 << 20
+	TimeoutDefault          = 30 * time.Second
+	FirstSchemeDefault      = sig.SchemeCavage
+)
+
+// AcceptActivityPub is the Accept header of document fetches, Mastodon's.
+const AcceptActivityPub = "application/activity+json, application/ld+json"
+
+// RequestSigner signs an outgoing GET with the given scheme. *sig.Signer
+// satisfies it.
+type RequestSigner interface {
+	Sign(req *http.Request, scheme sig.Scheme) error
+}
+
+// Config configures a Fetcher. A nil *Config means defaults.
+type Config struct {
+	// Signer signs every document GET (authorized fetch), and each of its
+	// redirect hops. Defaults to nil: unsigned fetches.
+	Signer RequestSigner
+	// FirstScheme is the signature scheme tried on a host with no
+	// remembered scheme. Defaults to FirstSchemeDefault (draft-cavage).
+	FirstScheme sig.Scheme
+	// Schemes remembers per host which scheme worked. A deliver.
+	// MemorySchemeStore fits, so deliveries and fetches can share one.
+	// Defaults to a MemorySchemeStore of SchemeMemoryMaxDefault hosts.
+	Schemes SchemeStore
+	// MaxDocumentBytes caps a JSON document. Defaults to MaxDocumentBytesDefault.
+	MaxDocumentBytes int64
+	// MaxHTMLBytes caps how much of a web page is read looking for an
+	// alternate link. Defaults to MaxHTMLBytesDefault.
+	MaxHTMLBytes int64
+	// Timeout bounds one fetch, body included. Defaults to TimeoutDefault.
+	Timeout time.Duration
+	// PlainHTTPWebFinger asks every host's WebFinger, host-meta and NodeInfo
+	// over http. For tests only. Defaults to false (onion hosts always use http).
+	PlainHTTPWebFinger bool
+	// Gateways are FEP-ef61 gateway base URLs ("https://gw.example") that
+	// portable ap:// objects are fetched from, in order. Defaults to none:
+	// ap:// lookups fail with ErrUnsupported.
+	Gateways []string
+	// Logger receives debug logs. Defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Fetcher fetches documents through a guarded client and decides what to
+// believe of them. It is safe for concurrent use.
+type Fetcher struct {
+	c   *client.Client
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a Fetcher using c, which the caller owns.
+func New(c *client.Client, cfg *Config) (*Fetcher, error) {
+	if c == nil {
+		return nil, errors.New("fetch: New: nil client")
+	}
+	var conf Config
+	if cfg != nil {
+		conf = *cfg
+	}
+	if conf.FirstScheme == 0 {
+		conf.FirstScheme = FirstSchemeDefault
+	}
+	if conf.FirstScheme != sig.SchemeCavage && conf.FirstScheme != sig.SchemeRFC9421 {
+		return nil, fmt.Errorf("fetch: New: unknown FirstScheme %d", conf.FirstScheme)
+	}
+	if conf.Schemes == nil {
+		conf.Schemes = NewMemorySchemeStore(0)
+	}
+	if conf.MaxDocumentBytes <= 0 {
+		conf.MaxDocumentBytes = MaxDocumentBytesDefault
+	}
+	if conf.MaxHTMLBytes <= 0 {
+		conf.MaxHTMLBytes = MaxHTMLBytesDefault
+	}
+	if conf.Timeout <= 0 {
+		conf.Timeout = TimeoutDefault
+	}
+	log := conf.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Fetcher{c: c, cfg: conf, log: log}, nil
+}
+
+// response is a fetched response with its body read.
+type response struct {
+	url    *url.URL // final URL, after redirects
+	status int
+	header http.Header
+	body   []byte
+	// truncated says the body was cut at getOpts.max.
+	truncated bool
+}
+
+type getOpts struct {
+	accept string
+	sign   bool
+	// max caps the body; over it is a *client.TooLargeError unless
+	// truncate is set, when the first max bytes are kept.
+	max      int64
+	truncate bool
+}
+
+// get performs one budgeted GET. Non-200 responses come back without a
+// body for the caller to classify.
+func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, error) {
+	if err := spend(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("fetch: %w: URL %s", client.ErrInvalidURL, clip(raw))
+	}
+	var resp *http.Response
+	if o.sign && f.cfg.Signer != nil {
+		resp, err = f.doSigned(ctx, u, o.accept)
+	} else {
+		resp, err = f.do(ctx, u, o.accept, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	r := &response{url: resp.Request.URL, status: resp.StatusCode, header: resp.Header}
+	if resp.StatusCode != http.StatusOK {
+		// Drain a little so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4096)
+		return r, nil
+	}
+	max := o.max
+	if resp.ContentLength > max && !o.truncate {
+		return nil, &client.TooLargeError{Limit: max, ContentLength: resp.ContentLength}
+	}
+	if resp.ContentLength > max {
+		r.truncated = true
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength <= max {
+		buf.Grow(int(resp.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: reading %s: %w", clip(raw), err)
+	}
+	if n > max {
+		if !o.truncate {
+			return nil, &client.TooLargeError{Limit: max, ContentLength: -1}
+		}
+		buf.Truncate(int(max))
+		r.truncated = true
+	}
+	r.body = buf.Bytes()
+	return r, nil
+}
+
+func (f *Fetcher) do(ctx context.Context, u *url.URL, accept string, sign client.SignFunc) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	req.Header.Set("Accept", accept)
+	return f.c.DoWith(req, &client.DoOpts{Sign: sign, Stream: true})
+}
+
+// refused reports the statuses on which a signed GET is tried once more
+// with the other scheme: what Mastodon answers a signature it cannot check.
+func refused(code int) bool { return code == http.StatusBadRequest || code == http.StatusUnauthorized }
+
+// doSigned signs with the host's remembered scheme (or FirstScheme), and
+// on a refusal knocks once more with the other one through the same
+// guarded client, remembering whichever worked.
+func (f *Fetcher) doSigned(ctx context.Context, u *url.URL, accept string) (*http.Response, error) {
+	host := strings.ToLower(u.Host)
+	first, known, err := f.cfg.Schemes.Scheme(ctx, host)
+	if err != nil {
+		f.log.Debug("fetch: scheme store", "host", host, "err", err)
+		known = false
+	}
+	if !known {
+		first = f.cfg.FirstScheme
+	}
+	signer := f.cfg.Signer
+	with := func(s sig.Scheme) client.SignFunc {
+		return func(r *http.Request) error { return signer.Sign(r, s) }
+	}
+	resp, err := f.do(ctx, u, accept, with(first))
+	if err != nil {
+		return nil, err
+	}
+	if !refused(resp.StatusCode) {
+		if !known && resp.StatusCode < 400 {
+			f.remember(ctx, host, first)
+		}
+		return resp, nil
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
+	resp.Body.Close()
+	second := other(first)
+	resp, err = f.do(ctx, u, accept, with(second))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 400 {
+		f.remember(ctx, host, second)
+	}
+	return resp, nil
+}
+
+func (f *Fetcher) remember(ctx context.Context, host string, s sig.Scheme) {
+	if err := f.cfg.Schemes.SetScheme(ctx, host, s); err != nil {
+		f.log.Debug("fetch: scheme store", "host", host, "err", err)
+	}
+}
+
+func other(s sig.Scheme) sig.Scheme {
+	if s == sig.SchemeRFC9421 {
+		return sig.SchemeCavage
+	}
+	return sig.SchemeRFC9421
+}
+
+// statusError builds the error for a non-200 response.
+func statusError(r *response) error {
+	e := &StatusError{URL: r.url.String(), StatusCode: r.status}
+	if v := r.header.Get("Retry-After"); v != "" {
+		if s, err := strconv.Atoi(v); err == nil && s > 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			if d := time.Until(t); d > 0 {
+				e.RetryAfter = d
+			}
+		}
+	}
+	return e
+}

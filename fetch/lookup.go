@@ -1,0 +1,276 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+		"fmt"
+	"mime"
+	"net/url"
+	"strings"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/origin"
+)
+
+// ActivityStreams is the ActivityStreams namespace, the profile that makes
+// application/ld+json ActivityPub.
+const ActivityStreams = "https://www.w3.org/ns/activitystreams"
+
+// Document is a fetched ActivityPub document that passed Lookup's rules.
+type Document struct {
+	// URL is where the trusted copy was finally served from, after
+	// redirects and any re-fetch from the document's own id.
+	URL *url.URL
+	// ID is the document's id.
+	ID string
+	// Type is the document's first type, "" when it has none.
+	Type string
+	// Raw is the JSON object as served.
+	Raw json.RawMessage
+	// Proof is set for a portable object whose Data Integrity proof was
+	// verified: the verification method that signed it.
+	Proof string
+}
+
+// Decode unmarshals the document into v.
+func (d *Document) Decode(v any) error { return json.Unmarshal(d.Raw, v) }
+
+// IsActivityPub reports whether a Content-Type header value names
+// ActivityPub: application/activity+json, or application/ld+json whose
+// profile parameter lists the ActivityStreams namespace. Plain JSON never
+// does: a server that takes uploads would otherwise serve them in its name.
+func IsActivityPub(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/activity+json":
+		return true
+	case "application/ld+json":
+		return profileHasAS(params["profile"])
+	}
+	return false
+}
+
+func profileHasAS(profile string) bool {
+	for p := range strings.FieldsSeq(profile) {
+		if p == ActivityStreams {
+			return true
+		}
+	}
+	return false
+}
+
+// head is the part of a document Lookup judges.
+type head struct {
+	ID           string          `json:"id"`
+	Type         json.RawMessage `json:"type"`
+	AttributedTo json.RawMessage `json:"attributedTo"`
+	Actor        json.RawMessage `json:"actor"`
+}
+
+func parseHead(b []byte) (*head, error) {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformed)
+	}
+	var h head
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return &h, nil
+}
+
+// firstType returns a "type" that is a string or the first string of an array.
+func firstType(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var a []string
+	if json.Unmarshal(raw, &a) == nil && len(a) > 0 {
+		return a[0]
+	}
+	return ""
+}
+
+// iris returns the IRIs a property names: a string, an object's id, or an
+// array of those.
+func iris(raw json.RawMessage) []string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []string{s}
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	if raw[0] == '{' {
+		if json.Unmarshal(raw, &o) == nil {
+			return []string{o.ID}
+		}
+		return []string{""}
+	}
+	var a []json.RawMessage
+	if json.Unmarshal(raw, &a) == nil {
+		var out []string
+		for _, e := range a {
+			out = append(out, iris(e)...)
+		}
+		return out
+	}
+	return []string{""}
+}
+
+// Lookup fetches the ActivityPub document at rawURL and establishes it:
+//
+//   - only an ActivityPub content type counts (see IsActivityPub); a web
+//     page is searched once for an alternate link (Link header, then HTML),
+//     which is then fetched instead;
+//   - a document whose id is on another origin than the URL it was finally
+//     served from is fetched once more from its id, and what the id's
+//     origin serves there is trusted only if its id is exactly that id;
+//   - a document whose attributedTo or actor is on another origin than its
+//     id is refused;
+//   - a portable object (FEP-ef61 ap:// id) is trusted only with a valid
+//     proof; see LookupPortable.
+//
+// The Document carries the URL it was finally served from.
+func (f *Fetcher) Lookup(ctx context.Context, rawURL string) (*Document, error) {
+	if isPortable(rawURL) {
+		return f.LookupPortable(ctx, rawURL)
+	}
+	return f.lookup(ctx, rawURL, true)
+}
+
+// LookupAs fetches as Lookup does and decodes the document into a T.
+func LookupAs[T any](ctx context.Context, f *Fetcher, rawURL string) (T, *Document, error) {
+	var v T
+	d, err := f.Lookup(ctx, rawURL)
+	if err != nil {
+		return v, nil, err
+	}
+	if err := json.Unmarshal(d.Raw, &v); err != nil {
+		return v, d, fmt.Errorf("%w: decoding into %T: %v", ErrMalformed, v, err)
+	}
+	return v, d, nil
+}
+
+func (f *Fetcher) lookup(ctx context.Context, rawURL string, discover bool) (*Document, error) {
+	r, err := f.getDocument(ctx, rawURL, discover)
+	if err != nil {
+		return nil, err
+	}
+	if alt, ok := r.(alternate); ok {
+		// A page named its object: fetch that, once, without discovery.
+		return f.lookup(ctx, string(alt), false)
+	}
+	resp := r.(*response)
+	h, err := parseHead(resp.body)
+	if err != nil {
+		return nil, err
+	}
+	final := resp.url.String()
+	if isPortable(h.ID) {
+		return f.portableDocument(resp, h)
+	}
+	if h.ID == "" {
+		return nil, &IDMismatchError{URL: final, ID: ""}
+	}
+	if !origin.SameOrigin(h.ID, final) {
+		if !isHTTP(h.ID) {
+			return nil, &IDMismatchError{URL: final, ID: h.ID}
+		}
+		// Another origin's object: ask its owner, once.
+		id := h.ID
+		r2, err := f.getDocument(ctx, id, false)
+		if err != nil {
+			return nil, err
+		}
+		resp = r2.(*response)
+		if h, err = parseHead(resp.body); err != nil {
+			return nil, err
+		}
+		if h.ID != id || !origin.SameOrigin(h.ID, resp.url.String()) {
+			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+		}
+	}
+	if err := checkAuthors(h); err != nil {
+		return nil, err
+	}
+	return &Document{URL: resp.url, ID: h.ID, Type: firstType(h.Type), Raw: resp.body}, nil
+}
+
+func checkAuthors(h *head) error {
+	for _, prop := range []json.RawMessage{h.AttributedTo, h.Actor} {
+		for _, a := range iris(prop) {
+			if !sameOwner(a, h.ID) {
+				return &AuthorOriginError{ID: h.ID, Author: a}
+			}
+		}
+	}
+	return nil
+}
+
+// sameOwner compares origins, and ap:// authorities for portable ids.
+func sameOwner(a, b string) bool {
+	if isPortable(a) || isPortable(b) {
+		da, okA := portableAuthority(a)
+		db, okB := portableAuthority(b)
+		return okA && okB && da == db
+	}
+	return origin.SameOrigin(a, b)
+}
+
+func isHTTP(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// alternate is a document URL discovered from a web page.
+type alternate string
+
+// getDocument GETs rawURL and returns its ActivityPub *response, or, when
+// discover is set and the response is a page naming an alternate, that
+// alternate.
+func (f *Fetcher) getDocument(ctx context.Context, rawURL string, discover bool) (any, error) {
+	max := f.cfg.MaxDocumentBytes
+	if discover && f.cfg.MaxHTMLBytes > max {
+		max = f.cfg.MaxHTMLBytes
+	}
+	resp, err := f.get(ctx, rawURL, getOpts{accept: AcceptActivityPub, sign: true, max: max, truncate: discover})
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != 200 {
+		return nil, statusError(resp)
+	}
+	ct := resp.header.Get("Content-Type")
+	if IsActivityPub(ct) {
+		if resp.truncated || int64(len(resp.body)) > f.cfg.MaxDocumentBytes {
+			return nil, &client.TooLargeError{Limit: f.cfg.MaxDocumentBytes, ContentLength: -1}
+		}
+		return resp, nil
+	}
+	if discover {
+		if alt := LinkHeaderAlternate(resp.header.Values("Link"), resp.url); alt != "" {
+			return alternate(alt), nil
+		}
+		if isHTML(ct) {
+			if alt := HTMLAlternate(resp.body, resp.url); alt != "" {
+				return alternate(alt), nil
+			}
+		}
+	}
+	return nil, &ContentTypeError{URL: resp.url.String(), ContentType: ct}
+}
+
+func isHTML(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+

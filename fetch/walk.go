@@ -1,0 +1,382 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/fedkit/fedkit/origin"
+)
+
+// Defaults for WalkLimits.
+const (
+	WalkPagesDefault = 100
+	WalkItemsDefault = 10_000
+)
+
+// WalkLimits bound a walk. Zero fields take the defaults.
+type WalkLimits struct {
+	// Pages is the most pages read. Defaults to WalkPagesDefault.
+	Pages int
+	// Items is the most items handed out; NextPage finishes the page that
+	// reaches it. Defaults to WalkItemsDefault.
+	Items int
+	// ByHost compares pages to the collection by host rather than origin,
+	// accepting another scheme or port of the same host, as Mastodon does.
+	ByHost bool
+}
+
+func (l WalkLimits) withDefaults() WalkLimits {
+	if l.Pages <= 0 {
+		l.Pages = WalkPagesDefault
+	}
+	if l.Items <= 0 {
+		l.Items = WalkItemsDefault
+	}
+	return l
+}
+
+// Item is one collection item as the page gives it.
+type Item struct {
+	// IRI is set when the page names the item by IRI.
+	IRI string
+	// Object is set when the page embeds the item.
+	Object json.RawMessage
+	// ID is the embedded object's id ("" for an IRI item or an anonymous object).
+	ID string
+	// Claim marks an embedded object whose id is on another origin than the
+	// collection: that server's claim, to be fetched from its own id (with
+	// Lookup) before it is trusted.
+	Claim bool
+}
+
+// Walk reads a collection's items, page by page, as they are wanted. Use
+// Next or All for items, NextPage for whole pages. A Walk is not safe for
+// concurrent use.
+type Walk struct {
+	f      *Fetcher
+	lim    WalkLimits
+	origin string // the origin (or host) every page must be on
+
+	start     string          // collection IRI still to fetch, if any
+	startDoc  json.RawMessage // or the collection itself, embedded
+	started   bool
+	next      json.RawMessage // next page: IRI string or embedded object
+	seen      map[string]bool
+	pages     int
+	items     int
+	buf       []Item
+	err       error // sticky end: io.EOF or the error that ended the walk
+	limitNext bool  // the limit is reached; more would follow
+}
+
+// Walk returns a walk over the collection at collectionURL (an outbox, a
+// followers collection). Nothing is fetched until the first Next or
+// NextPage. The collection is fetched as Lookup fetches, and every page
+// must be on the collection's origin.
+func (f *Fetcher) Walk(collectionURL string, lim WalkLimits) *Walk {
+	return &Walk{f: f, lim: lim.withDefaults(), start: collectionURL, seen: map[string]bool{}}
+}
+
+// WalkEmbedded returns a walk over a collection another object embeds, as
+// a post embeds its replies: collection is the property's JSON, an IRI or
+// the collection itself (read without a request). The walk keeps to the
+// embedder's origin, for the collection and each page, whatever the
+// collection's id says. embedderID is the embedding document's id.
+func (f *Fetcher) WalkEmbedded(embedderID string, collection json.RawMessage, lim WalkLimits) *Walk {
+	w := &Walk{f: f, lim: lim.withDefaults(), seen: map[string]bool{}}
+	w.origin = embedderID
+	var s string
+	if json.Unmarshal(collection, &s) == nil {
+		w.start = s
+	} else {
+		w.startDoc = collection
+	}
+	return w
+}
+
+// Pages returns how many pages have been read.
+func (w *Walk) Pages() int { return w.pages }
+
+// Items returns how many items have been handed out.
+func (w *Walk) Items() int { return w.items }
+
+// Next returns the next item. It returns io.EOF at the end of the
+// collection (or when a page seen before comes round again), a
+// *WalkLimitError when the limits stop it with more to come, and any
+// fetch or origin error that ended it.
+func (w *Walk) Next(ctx context.Context) (Item, error) {
+	for len(w.buf) == 0 {
+		if w.items >= w.lim.Items {
+			return Item{}, w.limitOrEOF()
+		}
+		page, err := w.readPage(ctx)
+		if err != nil {
+			return Item{}, err
+		}
+		w.buf = page
+	}
+	if w.items >= w.lim.Items {
+		return Item{}, w.limit()
+	}
+	it := w.buf[0]
+	w.buf = w.buf[1:]
+	w.items++
+	return it, nil
+}
+
+// All iterates over the items; the iteration stops after the first error,
+// and io.EOF is not reported.
+func (w *Walk) All(ctx context.Context) iter.Seq2[Item, error] {
+	return func(yield func(Item, error) bool) {
+		for {
+			it, err := w.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			if !yield(it, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// NextPage returns the items of the next page, all of them even past the
+// item limit; the walk then ends at the end of the page that reached it.
+// Ends are reported as by Next.
+func (w *Walk) NextPage(ctx context.Context) ([]Item, error) {
+	if len(w.buf) > 0 {
+		// Items of a page Next had started.
+		page := w.buf
+		w.buf = nil
+		w.items += len(page)
+		return page, nil
+	}
+	if w.items >= w.lim.Items {
+		return nil, w.limitOrEOF()
+	}
+	page, err := w.readPage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.items += len(page)
+	return page, nil
+}
+
+func (w *Walk) limit() error {
+	return &WalkLimitError{Pages: w.pages, Items: w.items, Limits: w.lim}
+}
+
+// limitOrEOF ends a walk at its item limit: a limit error when more would
+// follow, io.EOF when the collection ended there anyway.
+func (w *Walk) limitOrEOF() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) > 0 || w.hasNext() {
+		return w.limit()
+	}
+	return io.EOF
+}
+
+func (w *Walk) hasNext() bool {
+	n := bytes.TrimSpace(w.next)
+	return len(n) > 0 && string(n) != "null"
+}
+
+// page is the part of a collection or page the walk reads.
+type page struct {
+	ID           string          `json:"id"`
+	Type         json.RawMessage `json:"type"`
+	First        json.RawMessage `json:"first"`
+	Next         json.RawMessage `json:"next"`
+	Items        json.RawMessage `json:"items"`
+	OrderedItems json.RawMessage `json:"orderedItems"`
+}
+
+func (p *page) itemsRaw() json.RawMessage {
+	if len(p.OrderedItems) > 0 && string(p.OrderedItems) != "null" {
+		return p.OrderedItems
+	}
+	return p.Items
+}
+
+func hasValue(r json.RawMessage) bool {
+	r = bytes.TrimSpace(r)
+	return len(r) > 0 && string(r) != "null"
+}
+
+// readPage reads the next page that has items to give and returns them;
+// pages without items are skipped (still counted).
+func (w *Walk) readPage(ctx context.Context) ([]Item, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	for {
+		items, err := w.readOne(ctx)
+		if err != nil {
+			w.err = err
+			return nil, err
+		}
+		if items != nil {
+			return items, nil
+		}
+	}
+}
+
+// readOne reads one page (or the collection itself). It returns nil items
+// (not an error) for a page that holds none but may lead on.
+func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
+	if !w.started {
+		w.started = true
+		var raw json.RawMessage
+		if w.startDoc != nil {
+			raw = w.startDoc
+		} else {
+			if w.origin != "" && !w.onOrigin(w.start) {
+				return nil, &CrossOriginPageError{Origin: w.origin, Page: w.start}
+			}
+			d, err := w.f.lookup(ctx, w.start, false)
+			if err != nil {
+				return nil, err
+			}
+			if w.origin == "" {
+				w.origin = d.ID
+			} else if !w.onOrigin(d.ID) {
+				return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
+			}
+			raw = d.Raw
+		}
+		var p page
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("%w: collection: %v", ErrMalformed, err)
+		}
+		if p.ID != "" {
+			w.seen[p.ID] = true
+		}
+		if hasValue(p.First) {
+			w.next = p.First
+			// A collection with first is a page of its own only when it
+			// holds items too.
+			if hasValue(p.itemsRaw()) {
+				return w.take(&p)
+			}
+			return nil, nil
+		}
+		// Without first it is its only page, even empty; a page given as
+		// the start leads on through next.
+		w.next = p.Next
+		items, err := w.take(&p)
+		if items == nil && err == nil {
+			items = []Item{}
+		}
+		if len(items) == 0 && !w.hasNext() {
+			return nil, io.EOF
+		}
+		if len(items) == 0 {
+			return nil, nil
+		}
+		return items, err
+	}
+	if !w.hasNext() {
+		return nil, io.EOF
+	}
+	if w.pages >= w.lim.Pages {
+		return nil, w.limit()
+	}
+	ref := w.next
+	w.next = nil
+	var raw json.RawMessage
+	var iri string
+	if json.Unmarshal(ref, &iri) == nil {
+		if w.seen[iri] {
+			return nil, io.EOF
+		}
+		if !w.onOrigin(iri) {
+			return nil, &CrossOriginPageError{Origin: w.origin, Page: iri}
+		}
+		d, err := w.f.lookup(ctx, iri, false)
+		if err != nil {
+			return nil, err
+		}
+		if !w.onOrigin(d.ID) {
+			return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
+		}
+		w.seen[iri] = true
+		raw = d.Raw
+	} else {
+		raw = ref // embedded in the page before: no request
+	}
+	var p page
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: page: %v", ErrMalformed, err)
+	}
+	if p.ID != "" {
+		if iri == "" && w.seen[p.ID] {
+			return nil, io.EOF
+		}
+		if !w.onOrigin(p.ID) {
+			return nil, &CrossOriginPageError{Origin: w.origin, Page: p.ID}
+		}
+		w.seen[p.ID] = true
+	}
+	w.next = p.Next
+	items, err := w.take(&p)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return items, nil
+}
+
+func (w *Walk) onOrigin(u string) bool {
+	if w.lim.ByHost {
+		return origin.SameHost(u, w.origin)
+	}
+	return origin.SameOrigin(u, w.origin)
+}
+
+// take counts a page and splits out its items.
+func (w *Walk) take(p *page) ([]Item, error) {
+	w.pages++
+	raw := bytes.TrimSpace(p.itemsRaw())
+	if !hasValue(raw) {
+		return nil, nil
+	}
+	var elems []json.RawMessage
+	if raw[0] == '[' {
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return nil, fmt.Errorf("%w: items: %v", ErrMalformed, err)
+		}
+	} else {
+		elems = []json.RawMessage{raw}
+	}
+	out := make([]Item, 0, len(elems))
+	for _, e := range elems {
+		e = bytes.TrimSpace(e)
+		if len(e) == 0 {
+			continue
+		}
+		switch e[0] {
+		case '"':
+			var s string
+			if json.Unmarshal(e, &s) == nil && s != "" {
+				out = append(out, Item{IRI: s})
+			}
+		case '{':
+			var h struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(e, &h)
+			it := Item{Object: e, ID: h.ID}
+			it.Claim = h.ID != "" && !origin.SameOrigin(h.ID, w.origin)
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
