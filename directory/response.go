@@ -166,14 +166,13 @@ func parseRetryAfter(lines []string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if strings.Trim(s, "0123456789") == "" {
-		if len(s) > 12 { // beyond any cap; avoid overflow
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n > uint64(MaxRetryAfter/time.Second) {
+			// Digits only, so the sole parse failure is overflow: far
+			// beyond the cap. Compare before multiplying, which could wrap.
 			return MaxRetryAfter, true
 		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return min(time.Duration(n)*time.Second, MaxRetryAfter), true
+		return time.Duration(n) * time.Second, true
 	}
 	t, err := http.ParseTime(s)
 	if err != nil {
