@@ -1,0 +1,39 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/fedkit/fedkit/identity"
+)
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want Outcome
+		code string
+	}{
+		{"nil is done", nil, Done, ""},
+		{"refresh unresolved", &identity.RefreshError{Class: identity.ClassUnresolved, Reason: identity.ReasonResolveFailed}, Unresolved, "resolve-failed"},
+		{"refresh permanent", &identity.RefreshError{Class: identity.ClassPermanent, Reason: identity.ReasonSubjectMismatch}, Permanent, "subject-mismatch"},
+		{"busy lock is deferred", &identity.RefreshError{Class: identity.ClassBusy, Deferred: true, Reason: identity.ReasonLockBusy}, Busy, "lock-busy"},
+		{"live debounce is deferred", &identity.RefreshError{Class: identity.ClassUnresolved, Deferred: true, Reason: identity.ReasonDebounced}, Busy, "debounced"},
+		{"wrapped refresh error", fmt.Errorf("ctx: %w", &identity.RefreshError{Class: identity.ClassPermanent, Reason: identity.ReasonInvalidDID}), Permanent, "invalid-did"},
+		{"ingest permanent", permanent("malformed", errors.New("x")), Permanent, "malformed"},
+		{"ingest unresolved", unresolved("origin-resolution-failed", nil), Unresolved, "origin-resolution-failed"},
+		{"plain error is unresolved", errors.New("connection reset"), Unresolved, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify(tt.err); got != tt.want {
+				t.Errorf("Classify = %v, want %v", got, tt.want)
+			}
+			if got := Code(tt.err); got != tt.code {
+				t.Errorf("Code = %q, want %q", got, tt.code)
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/internal/pgtest"
+)
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	applied, err := Migrate(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := Migrations()
+	if len(applied) != len(ms) || len(ms) == 0 {
+		t.Fatalf("applied %v of %d migrations", applied, len(ms))
+	}
+	again, err := Migrate(ctx, pool)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second Migrate applied %v, err %v", again, err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(ms) {
+		t.Fatalf("schema_migrations rows = %d, err %v", n, err)
+	}
+	// The indexes the origin lookup relies on exist and are not unique.
+	for _, idx := range []string{"users_origin_username_idx", "users_origin_username_lower_idx"} {
+		var unique bool
+		err := pool.QueryRow(ctx, `SELECT i.indisunique FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, idx).Scan(&unique)
+		if err != nil || unique {
+			t.Errorf("index %s: unique=%v err=%v", idx, unique, err)
+		}
+	}
+}
+
+func TestMigrationsAreVersioned(t *testing.T) {
+	t.Parallel()
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("migration %d has version %d: versions must be 1..n without gaps", i, m.Version)
+		}
+	}
+}
+
+func setup(t *testing.T) (*Store, context.Context) {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	if _, err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return New(pool), ctx
+}
+
+func TestCursorNeverMovesBack(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	if _, ok, err := s.LoadCursor(ctx, "js"); ok || err != nil {
+		t.Fatalf("fresh cursor ok=%v err=%v", ok, err)
+	}
+	for _, v := range []int64{10, 30, 20} {
+		if err := s.SaveCursor(ctx, "js", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, ok, _ := s.LoadCursor(ctx, "js"); !ok || v != 30 {
+		t.Fatalf("cursor = %d, want 30", v)
+	}
+}
+
+func TestClearOriginWritesEmptyNotNull(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	if err := s.InsertUser(ctx, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", "a.bridge.test", "https://pds.bridge.test"); err != nil {
+		t.Fatal(err)
+	}
+	// Untouched columns are NULL and there is nothing to clear.
+	if changed, err := s.ClearOrigin(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"); err != nil || changed {
+		t.Fatalf("clear of untouched row changed=%v err=%v", changed, err)
+	}
+	o, u := "lemmy.world", "alice"
+	if _, err := s.ApplyProfile(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", Profile{Rev: "1", Origin: Origin{Origin: &o, Username: &u}}); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.ClearOrigin(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"); err != nil || !changed {
+		t.Fatalf("clear changed=%v err=%v", changed, err)
+	}
+	a, err := s.ActorByDID(ctx, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*string{"origin": a.Origin.Origin, "username": a.Origin.Username, "url": a.Origin.URL, "software": a.Origin.Software} {
+		if p == nil || *p != "" {
+			t.Errorf("%s = %v, want \"\" (a visible clear)", name, p)
+		}
+	}
+}
+
+func TestRedriveLifecycle(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ev := []byte(`{"did":"did:plc:a","time_us":5,"kind":"identity","identity":{"seq":1}}`)
+	for range 2 { // a replay of the same event is ignored
+		if err := s.Enqueue(ctx, "did:plc:a", 5, "identity", ev, 0, now, "resolve-failed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := s.ClaimDue(ctx, now, time.Minute, 10)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claimed %d rows, err %v", len(rows), err)
+	}
+	// A claimed row is leased: a second claimer gets nothing.
+	if again, _ := s.ClaimDue(ctx, now, time.Minute, 10); len(again) != 0 {
+		t.Fatalf("leased row claimed twice")
+	}
+	dead, err := s.Reschedule(ctx, rows[0].ID, now, "resolve-failed", false, 1)
+	if err != nil || dead {
+		t.Fatalf("free reschedule killed the row: dead=%v err=%v", dead, err)
+	}
+	dead, err = s.Reschedule(ctx, rows[0].ID, now, "resolve-failed", true, 1)
+	if err != nil || !dead {
+		t.Fatalf("spent budget: dead=%v err=%v", dead, err)
+	}
+	if live, d, err := s.RedriveStats(ctx); err != nil || live != 0 || d != 1 {
+		t.Fatalf("stats live=%d dead=%d err=%v", live, d, err)
+	}
+	if err := s.PurgeDead(ctx, now.Add(8*24*time.Hour), 7*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, d, _ := s.RedriveStats(ctx); d != 0 {
+		t.Fatal("dead row outlived its retention")
+	}
+}
+
+func TestActorByHandleIsCaseInsensitive(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	if err := s.InsertUser(ctx, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", "alice.bridge.test", ""); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.ActorByHandle(ctx, "ALICE.bridge.test"); err != nil || a.DID != "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa" {
+		t.Fatalf("a=%v err=%v", a, err)
+	}
+	if _, err := s.ActorByHandle(ctx, "bob.bridge.test"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+type reconcileRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func (h *harness) reconcile(terminal bool, args ...string) reconcileRun {
+	h.t.Helper()
+	var out, errb bytes.Buffer
+	vars := map[string]string{"DATABASE_URL": h.connStr, "PLC_URL": "https://plc.test"}
+	code := runEnv(context.Background(), append([]string{"reconcile-handles"}, args...), env{
+		stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] },
+		resolver: h.res, isTerminal: terminal,
+	})
+	return reconcileRun{code, out.String(), errb.String()}
+}
+
+func TestReconcileHandles(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	drifted, fine, foreign, comm := plcDID("drift"), plcDID("fine"), plcDID("foreign"), plcDID("comm")
+	// Missed its identity event: stored handle is the old scheme.
+	h.addUser(drifted, "drift.lemmy-world.bridge.test", bridgePDS)
+	h.net.Claim(drifted, "drift.lemmy.world.ap.bridge.test", bridgePDS)
+	h.addUser(fine, "fine.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(fine, "fine.lemmy.world.ap.bridge.test", bridgePDS)
+	h.addCommunity(comm, "news.lemmy-world.bridge.test", bridgePDS)
+	h.net.Claim(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	// Not on a trusted host: never selected, even though it drifted.
+	h.addUser(foreign, "foreign.old.test", otherPDS)
+	h.net.Claim(foreign, "foreign.new.test", otherPDS)
+
+	// Contradictory flags are refused before anything runs.
+	if r := h.reconcile(false, "-trusted-hosts", bridgeHost, "-dry-run", "-clear-identity-cache"); r.code != exitUsage {
+		t.Fatalf("-dry-run -clear-identity-cache exit %d, want %d", r.code, exitUsage)
+	}
+
+	// Dry run: reports, changes nothing, exits non-zero.
+	r := h.reconcile(false, "-trusted-hosts", bridgeHost, "-dry-run")
+	if r.code != exitMismatch {
+		t.Fatalf("dry run exit %d, want %d\n%s%s", r.code, exitMismatch, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "would-update") || !strings.Contains(r.stdout, "3 bridged rows") {
+		t.Errorf("dry-run summary:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stderr, "\r") || !strings.Contains(r.stderr, string(drifted)) {
+		t.Errorf("non-terminal progress should be plain lines:\n%q", r.stderr)
+	}
+	if got := h.actor(drifted).Handle; got != "drift.lemmy-world.bridge.test" {
+		t.Fatalf("dry run changed the handle to %q", got)
+	}
+	if got := h.actor(comm).Handle; got != "news.lemmy-world.bridge.test" {
+		t.Fatalf("dry run changed the community handle to %q", got)
+	}
+
+	// A real run (with the cache cleared first) fixes the drift; exit 0.
+	r = h.reconcile(true, "-trusted-hosts", bridgeHost, "-clear-identity-cache", "-concurrency", "2")
+	if r.code != exitOK {
+		t.Fatalf("run exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "\r") {
+		t.Errorf("terminal progress should be a live line:\n%q", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "updated") || !strings.Contains(r.stdout, "every bridged row matches") {
+		t.Errorf("summary:\n%s", r.stdout)
+	}
+	if got := h.actor(drifted).Handle; got != "drift.lemmy.world.ap.bridge.test" {
+		t.Errorf("drifted handle = %q after the run", got)
+	}
+	if got := h.actor(comm).Handle; got != "news.lemmy.world.ap.bridge.test" {
+		t.Errorf("community handle = %q after the run", got)
+	}
+	if got := h.actor(foreign).Handle; got != "foreign.old.test" {
+		t.Errorf("row off the trusted hosts was touched: %q", got)
+	}
+
+	// Re-running is clean.
+	if r := h.reconcile(false, "-trusted-hosts", bridgeHost, "-dry-run"); r.code != exitOK {
+		t.Fatalf("dry run after the fix exit %d\n%s", r.code, r.stdout)
+	}
+
+	// A row that cannot be resolved is an error, not a match.
+	h.net.FailPLC(fine, 500)
+	r = h.reconcile(false, "-trusted-hosts", bridgeHost, "-json")
+	if r.code != exitRowErrors {
+		t.Fatalf("exit %d with an unresolvable row, want %d\n%s", r.code, exitRowErrors, r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"resolve-failed": 1`) || !strings.Contains(r.stdout, `"allMatched": false`) {
+		t.Errorf("json report:\n%s", r.stdout)
+	}
+}
+
+func TestReconcileClearsOriginOffTheBridge(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	moved := plcDID("moved")
+	h.addUser(moved, "moved.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setOrigin(moved, "lemmy.world", "Moved", "https://lemmy.world/u/Moved", "lemmy")
+	// Its repository left the bridge; no event ever told us.
+	h.net.Claim(moved, "moved.lemmy.world.ap.bridge.test", otherPDS)
+	r := h.reconcile(false, "-trusted-hosts", bridgeHost)
+	if !strings.Contains(r.stdout, "origin-cleared") {
+		t.Errorf("summary:\n%s", r.stdout)
+	}
+	if got := originOf(h.actor(moved)); got != cleared {
+		t.Fatalf("origin = %q, want cleared", got)
+	}
+}
+
+func TestReconcileUsage(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	for _, args := range [][]string{
+		{}, // no trusted hosts
+		{"-trusted-hosts", bridgeHost, "-concurrency", "0"},
+		{"-trusted-hosts", "https://user@pds.bridge.test"},
+		{"-no-such-flag"},
+	} {
+		if r := h.reconcile(false, args...); r.code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+}
