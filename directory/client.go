@@ -284,8 +284,9 @@ type Result struct {
 	// RegisterOutcome is the register outcome of Sync, Register or a
 	// reconciliation, else "".
 	RegisterOutcome Outcome
-	// ProfileDigest is the digest of the profile a register carried (v2+)
-	// or "" when none was sent.
+	// ProfileDigest is Client.ProfileDigest() after a successful register
+	// (Register, Sync or a reconciliation), at any version, for change
+	// detection; "" when no register succeeded.
 	ProfileDigest string
 	// Requests counts signed requests sent.
 	Requests int
@@ -568,9 +569,7 @@ func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (*
 		return res, err
 	}
 	res.Outcome, res.RegisterOutcome = out, out
-	if v >= V2 {
-		res.ProfileDigest = c.digest
-	}
+	res.ProfileDigest = c.digest
 	return res, nil
 }
 
@@ -595,9 +594,7 @@ func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (
 		return res, err
 	}
 	res.RegisterOutcome = reg
-	if v >= V2 {
-		res.ProfileDigest = c.digest
-	}
+	res.ProfileDigest = c.digest
 	out, err = c.call(ctx, origin, v, OpHeartbeat, single, res)
 	res.Outcome = out
 	return res, err
