@@ -52,6 +52,8 @@ type Store interface {
 	// Subject returns did's row, or an error matching ErrUnknownDID.
 	Subject(ctx context.Context, did DID) (Subject, error)
 	// SetHandle writes h as s's handle; a unique conflict is ErrHandleTaken.
+	// It runs inside the per-DID lock, so copies of the handle (OAuth
+	// sessions, denormalised columns) are best updated here too.
 	SetHandle(ctx context.Context, s Subject, h Handle) error
 	// ClearOrigin stores w, which is origin.ClearAll(): every origin column
 	// becomes "" (a visible clear), never NULL.

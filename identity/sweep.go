@@ -104,6 +104,11 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 	if o.DryRun && o.ClearCacheFirst {
 		return nil, errors.Join(ErrSweepOptions, errors.New("ClearCacheFirst cannot be combined with DryRun"))
 	}
+	// A real run writes through the locked refresh: fail closed before
+	// clearing anything when there is no usable lock.
+	if !o.DryRun && (r.cfg.Lock == nil || r.cfg.Lock.Wait() <= 0) {
+		return nil, ErrLockUnavailable
+	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = SweepConcurrencyDefault
 	}

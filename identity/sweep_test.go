@@ -124,6 +124,15 @@ func TestSweepOptions(t *testing.T) {
 	if got := reasons(rep); len(got) != 1 || got[identitytest.DIDCarol] != identity.ReasonUpdated {
 		t.Fatalf("reasons = %v", got)
 	}
+	// No usable lock: a real run fails closed before clearing the cache.
+	b3 := sweepSetup(t, func(c *identity.RefresherConfig) { c.Lock = nil })
+	b3.cacheEntry(t, didA, "old.bridge.test")
+	if _, err := b3.r.Sweep(ctx, b3.store, &identity.SweepOpts{ClearCacheFirst: true}); !errors.Is(err, identity.ErrLockUnavailable) {
+		t.Fatalf("sweep without lock: err = %v", err)
+	}
+	if b3.cstore.Len() != 1 {
+		t.Fatal("sweep without lock cleared the cache")
+	}
 	// No cache configured: ClearCacheFirst is refused.
 	b2 := sweepSetup(t, func(c *identity.RefresherConfig) { c.Cache = nil })
 	if _, err := b2.r.Sweep(ctx, b2.store, &identity.SweepOpts{ClearCacheFirst: true}); !errors.Is(err, identity.ErrSweepOptions) {
