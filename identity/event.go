@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/fedkit/fedkit/origin"
 )
 
 // IdentityEvent is a Jetstream #identity event. Handle is carried for
@@ -85,4 +87,68 @@ func (r *Refresher) HandleIdentityEvent(ctx context.Context, ev IdentityEvent) e
 		return unresolved(did, ReasonStoreFailed, err)
 	}
 	return r.RefreshHandle(ctx, did)
+}
+
+// AccountEvent is a Jetstream #account event.
+type AccountEvent struct {
+	DID    string
+	Seq    int64
+	Time   time.Time
+	Active bool
+	Status string // set only when Active is false: "takendown", "deleted", ...
+}
+
+// HandleAccountEvent applies one account event. An unknown DID costs one
+// read. A known account that was deleted or taken down (see
+// origin.ClearOnAccountStatus) has its cache entries purged and, under the
+// per-DID lock, its origin fields cleared; other statuses change nothing.
+// Errors are *RefreshError, classed as for RefreshHandle.
+func (r *Refresher) HandleAccountEvent(ctx context.Context, ev AccountEvent) error {
+	did, err := ParseDID(ev.DID)
+	if err != nil {
+		return permanent(DID(ev.DID), ReasonInvalidDID, err)
+	}
+	s, err := r.store.Subject(ctx, did)
+	if err != nil {
+		if errors.Is(err, ErrUnknownDID) {
+			return nil
+		}
+		return unresolved(did, ReasonStoreFailed, err)
+	}
+	if ev.Active || !origin.ClearOnAccountStatus(ev.Status) {
+		return nil
+	}
+	if r.cfg.Lock == nil || r.cfg.Lock.Wait() <= 0 {
+		return unresolved(did, ReasonLockUnavailable, ErrLockUnavailable)
+	}
+	if r.cfg.Cache != nil {
+		if err := r.cfg.Cache.Purge(ctx, did); err != nil {
+			return unresolved(did, ReasonPurgeFailed, err)
+		}
+		if !s.Handle.IsZero() {
+			if err := r.cfg.Cache.PurgeHandle(ctx, s.Handle); err != nil {
+				return unresolved(did, ReasonPurgeFailed, err)
+			}
+		}
+	}
+	err = r.cfg.Lock.WithLock(ctx, did, func(ctx context.Context) error {
+		s, err := r.store.Subject(ctx, did)
+		if errors.Is(err, ErrUnknownDID) {
+			return nil // gone already: nothing left to clear
+		}
+		if err != nil {
+			return unresolved(did, ReasonStoreFailed, err)
+		}
+		if !s.HasOrigin {
+			return nil
+		}
+		if err := r.store.ClearOrigin(ctx, s, origin.ClearAll()); err != nil {
+			return unresolved(did, ReasonStoreFailed, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return r.lockError(ctx, did, err)
+	}
+	return nil
 }

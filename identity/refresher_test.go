@@ -510,3 +510,38 @@ func TestNewRefresherRefusesCachedResolver(t *testing.T) {
 		t.Fatal("cached resolver accepted")
 	}
 }
+
+func TestAccountEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ev          identity.AccountEvent
+		wantCleared bool
+	}{
+		{"TakenDown", identity.AccountEvent{DID: string(didA), Status: "takendown"}, true},
+		{"Deleted", identity.AccountEvent{DID: string(didA), Status: "deleted"}, true},
+		{"Deactivated", identity.AccountEvent{DID: string(didA), Status: "deactivated"}, false},
+		{"Active", identity.AccountEvent{DID: string(didA), Active: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, nil)
+			b.store.Put(identity.Subject{DID: didA, Kind: identity.KindUser, Handle: "old.bridge.test", PDS: bridge, HasOrigin: true})
+			b.cacheEntry(t, didA, "old.bridge.test")
+			if err := b.r.HandleAccountEvent(context.Background(), tc.ev); err != nil {
+				t.Fatal(err)
+			}
+			_, cleared := b.store.Origin(didA)
+			if cleared != tc.wantCleared || (b.cstore.Len() == 0) != tc.wantCleared {
+				t.Fatalf("cleared = %v, cache entries = %d", cleared, b.cstore.Len())
+			}
+			if b.res.TotalCalls() != 0 {
+				t.Fatal("account event resolved")
+			}
+		})
+	}
+	t.Run("UnknownDID", func(t *testing.T) {
+		b := setup(t, nil)
+		if err := b.r.HandleAccountEvent(context.Background(), identity.AccountEvent{DID: string(didB), Status: "takendown"}); err != nil || b.store.Reads() != 1 {
+			t.Fatalf("err %v, reads %d", err, b.store.Reads())
+		}
+	})
+}
