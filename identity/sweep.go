@@ -112,13 +112,13 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 	if o.Concurrency <= 0 {
 		o.Concurrency = SweepConcurrencyDefault
 	}
-	hosts := o.TrustedHosts
-	if hosts == nil {
-		hosts = r.cfg.TrustedHosts
-	}
-	trusted, err := origin.NewTrustedHosts(hosts)
-	if err != nil {
-		return nil, errors.Join(ErrSweepOptions, err)
+	hosts, trusted := r.cfg.TrustedHosts, r.trusted
+	if o.TrustedHosts != nil {
+		var err error
+		hosts = o.TrustedHosts
+		if trusted, err = origin.NewTrustedHosts(hosts); err != nil {
+			return nil, errors.Join(ErrSweepOptions, err)
+		}
 	}
 	if o.ClearCacheFirst {
 		var clearer CacheClearer
