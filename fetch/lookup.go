@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"mime"
 	"net/url"
 	"strings"
@@ -273,4 +273,3 @@ func isHTML(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
-

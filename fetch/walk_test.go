@@ -1,0 +1,276 @@
+package fetch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fedkit/fedkit/fetch"
+)
+
+// pagedOutbox serves a Mastodon-style outbox: an OrderedCollection whose
+// first is an IRI, then pages of per items linked by next (?page=N).
+func pagedOutbox(t testing.TB, s *site, path string, pages, per int) {
+	t.Helper()
+	coll := s.expand(fmt.Sprintf(`{"@context":"https://www.w3.org/ns/activitystreams","id":"{base}%s","type":"OrderedCollection","totalItems":%d,"first":"{base}%s?page=1"}`,
+		path, pages*per, path))
+	pageBodies := map[string]string{}
+	for p := 1; p <= pages; p++ {
+		var items []string
+		for i := 0; i < per; i++ {
+			items = append(items, fmt.Sprintf(`"{base}/items/%d"`, (p-1)*per+i))
+		}
+		next := ""
+		if p < pages {
+			next = fmt.Sprintf(`,"next":"{base}%s?page=%d"`, path, p+1)
+		}
+		pageBodies[fmt.Sprint(p)] = s.expand(fmt.Sprintf(`{"id":"{base}%s?page=%d","type":"OrderedCollectionPage","partOf":"{base}%s","orderedItems":[%s]%s}`,
+			path, p, path, strings.Join(items, ","), next))
+	}
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/activity+json")
+		if p := r.URL.Query().Get("page"); p != "" {
+			b, ok := pageBodies[p]
+			if !ok {
+				w.WriteHeader(404)
+				return
+			}
+			_, _ = w.Write([]byte(b))
+			return
+		}
+		_, _ = w.Write([]byte(coll))
+	})
+}
+
+func collect(t *testing.T, w *fetch.Walk) ([]fetch.Item, error) {
+	t.Helper()
+	var out []fetch.Item
+	for {
+		it, err := w.Next(context.Background())
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, it)
+	}
+}
+
+func TestWalk(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "mastodon.test")
+	elsewhere := newSite(t, "elsewhere.test")
+	samehost := newSite(t, "mastodon.test") // same host, another port
+	pagedOutbox(t, s, "/users/alice/outbox", 3, 4)
+	// Lemmy: an outbox without first holds its items itself.
+	s.ap("/c/rust/outbox", `{"type":"OrderedCollection","id":"{base}/c/rust/outbox","totalItems":2,
+"orderedItems":[{"type":"Announce","id":"{base}/activities/announce/1","actor":"{base}/c/rust"},{"type":"Announce","id":"`+elsewhere.base+`/activities/2"}]}`)
+	s.ap("/empty", `{"type":"OrderedCollection","id":"{base}/empty","totalItems":0,"orderedItems":[]}`)
+	s.ap("/no-items", `{"type":"Collection","id":"{base}/no-items","totalItems":0}`)
+	// GoToSocial-style: first embedded in the collection, next as IRI.
+	s.ap("/gts/followers", `{"id":"{base}/gts/followers","type":"OrderedCollection","first":{"id":"{base}/gts/followers?page=1","type":"OrderedCollectionPage","orderedItems":["{base}/u/1","{base}/u/2"],"next":"{base}/gts/followers/p2"}}`)
+	s.ap("/gts/followers/p2", `{"id":"{base}/gts/followers/p2","type":"OrderedCollectionPage","orderedItems":["{base}/u/3"]}`)
+	// Misskey-style: unordered Collection with items and first.
+	s.ap("/misskey/following", `{"id":"{base}/misskey/following","type":"Collection","items":["{base}/u/a"],"first":"{base}/misskey/following/p1"}`)
+	s.ap("/misskey/following/p1", `{"id":"{base}/misskey/following/p1","type":"CollectionPage","items":["{base}/u/b","{base}/u/c"]}`)
+	// Broken walks.
+	s.ap("/cross", `{"id":"{base}/cross","type":"OrderedCollection","first":"`+elsewhere.base+`/page"}`)
+	elsewhere.ap("/page", `{"id":"{base}/page","type":"OrderedCollectionPage","orderedItems":["x"]}`)
+	s.ap("/cross-embedded", `{"id":"{base}/cross-embedded","type":"OrderedCollection","first":{"id":"`+elsewhere.base+`/page","type":"OrderedCollectionPage","orderedItems":["x"]}}`)
+	s.ap("/other-port", `{"id":"{base}/other-port","type":"OrderedCollection","first":"`+samehost.base+`/page"}`)
+	samehost.ap("/page", `{"id":"{base}/page","type":"OrderedCollectionPage","orderedItems":["{base}/u/1"]}`)
+	s.ap("/loop", `{"id":"{base}/loop","type":"OrderedCollection","first":"{base}/loop/1"}`)
+	s.ap("/loop/1", `{"id":"{base}/loop/1","type":"OrderedCollectionPage","orderedItems":["a"],"next":"{base}/loop/2"}`)
+	s.ap("/loop/2", `{"id":"{base}/loop/2","type":"OrderedCollectionPage","orderedItems":["b"],"next":"{base}/loop/1"}`)
+	s.ap("/page-claims-elsewhere", `{"id":"{base}/page-claims-elsewhere","type":"OrderedCollection","first":"{base}/pce/1"}`)
+	s.ap("/pce/1", `{"id":"`+elsewhere.base+`/pce/1","type":"OrderedCollectionPage","orderedItems":["a"]}`)
+	elsewhere.ap("/pce/1", `{"id":"{base}/pce/1","type":"OrderedCollectionPage","orderedItems":["a"]}`)
+	s.ap("/empty-pages", `{"id":"{base}/empty-pages","type":"OrderedCollection","first":"{base}/ep/1"}`)
+	s.ap("/ep/1", `{"id":"{base}/ep/1","type":"OrderedCollectionPage","orderedItems":[],"next":"{base}/ep/2"}`)
+	s.ap("/ep/2", `{"id":"{base}/ep/2","type":"OrderedCollectionPage","orderedItems":["{base}/u/z"]}`)
+	s.ap("/single-item", `{"id":"{base}/single-item","type":"Collection","items":"{base}/u/only"}`)
+
+	f := newFetcher(t, nil)
+	iri := func(p string) string { return s.url(p) }
+	tests := []struct {
+		name   string
+		url    string
+		lim    fetch.WalkLimits
+		items  []string // IRIs, or "obj:<id>" / "claim:<id>" for embedded objects
+		pages  int
+		err    error
+		noHits *site // a site that must not be asked
+	}{
+		{"mastodon outbox pages via first and next", iri("/users/alice/outbox"), fetch.WalkLimits{}, nil, 3, nil, nil},
+		{"lemmy outbox without first is its only page", iri("/c/rust/outbox"), fetch.WalkLimits{},
+			[]string{"obj:" + iri("/activities/announce/1"), "claim:" + elsewhere.url("/activities/2")}, 1, nil, nil},
+		{"empty collection without first", iri("/empty"), fetch.WalkLimits{}, []string{}, 1, nil, nil},
+		{"collection without items or first", iri("/no-items"), fetch.WalkLimits{}, []string{}, 1, nil, nil},
+		{"embedded first page read without a request", iri("/gts/followers"), fetch.WalkLimits{},
+			[]string{iri("/u/1"), iri("/u/2"), iri("/u/3")}, 2, nil, nil},
+		{"collection with first and items is a page too", iri("/misskey/following"), fetch.WalkLimits{},
+			[]string{iri("/u/a"), iri("/u/b"), iri("/u/c")}, 2, nil, nil},
+		{"page on another origin refused unfetched", iri("/cross"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, elsewhere},
+		{"embedded page with another origin's id refused", iri("/cross-embedded"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, elsewhere},
+		{"page on another port refused by origin", iri("/other-port"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, samehost},
+		{"page on another port taken by host", iri("/other-port"), fetch.WalkLimits{ByHost: true}, []string{samehost.url("/u/1")}, 1, nil, nil},
+		{"page seen before ends the walk", iri("/loop"), fetch.WalkLimits{}, []string{"a", "b"}, 2, nil, nil},
+		{"page whose id is elsewhere refused", iri("/page-claims-elsewhere"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, nil},
+		{"empty page leads on", iri("/empty-pages"), fetch.WalkLimits{}, []string{iri("/u/z")}, 2, nil, nil},
+		{"single item not in an array", iri("/single-item"), fetch.WalkLimits{}, []string{iri("/u/only")}, 1, nil, nil},
+		{"page limit", iri("/users/alice/outbox"), fetch.WalkLimits{Pages: 2}, nil, 2, fetch.ErrWalkLimit, nil},
+		{"item limit ends mid-page", iri("/users/alice/outbox"), fetch.WalkLimits{Items: 5}, nil, 2, fetch.ErrWalkLimit, nil},
+		{"item limit at the very end is no error", iri("/users/alice/outbox"), fetch.WalkLimits{Items: 12}, nil, 3, nil, nil},
+		{"collection not found", iri("/nope"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrNotFound, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := int64(0)
+			if tc.noHits != nil {
+				before = tc.noHits.hits.Load()
+			}
+			w := f.Walk(tc.url, tc.lim)
+			got, err := collect(t, w)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("walk error = %v, want %v", err, tc.err)
+				}
+			} else if err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			if tc.items != nil {
+				var names []string
+				for _, it := range got {
+					switch {
+					case it.IRI != "":
+						names = append(names, it.IRI)
+					case it.Claim:
+						names = append(names, "claim:"+it.ID)
+					default:
+						names = append(names, "obj:"+it.ID)
+					}
+				}
+				if strings.Join(names, " ") != strings.Join(tc.items, " ") {
+					t.Errorf("items = %q, want %q", names, tc.items)
+				}
+			}
+			if w.Pages() != tc.pages {
+				t.Errorf("pages = %d, want %d", w.Pages(), tc.pages)
+			}
+			if tc.noHits != nil && tc.noHits.hits.Load() != before {
+				t.Errorf("%s was asked", tc.noHits.host)
+			}
+		})
+	}
+	t.Run("item counts and order of a paged outbox", func(t *testing.T) {
+		got, err := collect(t, f.Walk(iri("/users/alice/outbox"), fetch.WalkLimits{Items: 5}))
+		if !errors.Is(err, fetch.ErrWalkLimit) || len(got) != 5 || got[4].IRI != iri("/items/4") {
+			t.Fatalf("got %d items, %v", len(got), err)
+		}
+		var le *fetch.WalkLimitError
+		if !errors.As(err, &le) || le.Items != 5 {
+			t.Fatalf("limit error %#v", err)
+		}
+	})
+}
+
+func TestWalkNextPage(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "mastodon.test")
+	pagedOutbox(t, s, "/outbox", 4, 3)
+	f := newFetcher(t, nil)
+	w := f.Walk(s.url("/outbox"), fetch.WalkLimits{Items: 4})
+	var sizes []int
+	var err error
+	for {
+		var page []fetch.Item
+		page, err = w.NextPage(context.Background())
+		if err != nil {
+			break
+		}
+		sizes = append(sizes, len(page))
+	}
+	// The item limit ends the walk at the end of the page reaching it.
+	if fmt.Sprint(sizes) != "[3 3]" || !errors.Is(err, fetch.ErrWalkLimit) || w.Items() != 6 {
+		t.Fatalf("pages %v, items %d, err %v", sizes, w.Items(), err)
+	}
+	// The end stays the end.
+	if _, err := w.NextPage(context.Background()); !errors.Is(err, fetch.ErrWalkLimit) {
+		t.Fatalf("after end: %v", err)
+	}
+
+	w = f.Walk(s.url("/outbox"), fetch.WalkLimits{})
+	if _, err := w.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := w.NextPage(context.Background())
+	if err != nil || len(rest) != 2 {
+		t.Fatalf("rest of a started page: %d, %v", len(rest), err)
+	}
+	n := 0
+	for _, err := range w.All(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 9 {
+		t.Fatalf("All gave %d more items, want 9", n)
+	}
+}
+
+func TestWalkEmbedded(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "mastodon.test")
+	elsewhere := newSite(t, "elsewhere.test")
+	s.ap("/replies/p2", `{"id":"{base}/replies/p2","type":"CollectionPage","items":["{base}/r/3"]}`)
+	s.ap("/replies", `{"id":"{base}/replies","type":"Collection","first":{"type":"CollectionPage","items":["{base}/r/9"]}}`)
+	elsewhere.ap("/replies", `{"id":"{base}/replies","type":"Collection","first":{"type":"CollectionPage","items":["{base}/r/1"]}}`)
+	post := s.url("/users/alice/statuses/1")
+	f := newFetcher(t, nil)
+	tests := []struct {
+		name  string
+		coll  string
+		items []string
+		err   error
+	}{
+		{"embedded collection with embedded first page, next on embedder",
+			`{"id":"` + elsewhere.url("/claimed") + `","type":"Collection","first":{"type":"CollectionPage","next":"` + s.url("/replies/p2") + `","items":["` + s.url("/r/1") + `",{"id":"` + s.url("/r/2") + `","type":"Note"},{"id":"` + elsewhere.url("/r/x") + `","type":"Note"}]}}`,
+			[]string{s.url("/r/1"), "obj:" + s.url("/r/2"), "claim:" + elsewhere.url("/r/x"), s.url("/r/3")}, nil},
+		{"page off the embedder's origin",
+			`{"type":"Collection","first":"` + elsewhere.url("/replies") + `"}`, nil, fetch.ErrCrossOriginPage},
+		{"collection IRI on embedder fetched", `"` + s.url("/replies") + `"`, []string{s.url("/r/9")}, nil},
+		{"collection IRI off embedder refused", `"` + elsewhere.url("/replies") + `"`, nil, fetch.ErrCrossOriginPage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := collect(t, f.WalkEmbedded(post, json.RawMessage(tc.coll), fetch.WalkLimits{}))
+			if !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if tc.items == nil {
+				return
+			}
+			var names []string
+			for _, it := range got {
+				switch {
+				case it.IRI != "":
+					names = append(names, it.IRI)
+				case it.Claim:
+					names = append(names, "claim:"+it.ID)
+				default:
+					names = append(names, "obj:"+it.ID)
+				}
+			}
+			if strings.Join(names, " ") != strings.Join(tc.items, " ") {
+				t.Errorf("items = %q, want %q", names, tc.items)
+			}
+		})
+	}
+}
