@@ -166,3 +166,24 @@ func ExampleNewOriginResolver() {
 	fmt.Println(r.Handle, r.HandleDID, r.PDS)
 	// Output: alice.bridge.test did:plc:aaaaaaaaaaaaaaaaaaaaaaaa https://pds.bridge.test
 }
+
+func ExampleHTTPResolver_ResolveHandle() {
+	c, _ := client.New(nil)
+	res, _ := identity.NewResolver(c, net.DefaultResolver, &identity.ResolverConfig{PLCURL: "https://plc.directory"})
+	did, err := res.ResolveHandle(context.Background(), "atproto.com")
+	switch {
+	case errors.Is(err, identity.ErrHandleNotFound): // authoritative: no such handle
+	case err != nil: // transient: DNS SERVFAIL, timeouts
+	}
+	fmt.Println(did)
+}
+
+func ExampleRefresher_HandleAccountEvent() {
+	store := identitytest.NewStore()
+	store.Put(identity.Subject{DID: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", Kind: identity.KindUser, HasOrigin: true})
+	ref, _ := identity.NewRefresher(identitytest.NewResolver(), store, &identity.RefresherConfig{Lock: identity.NewMemoryLock(0)})
+	err := ref.HandleAccountEvent(context.Background(), identity.AccountEvent{DID: "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", Status: "takendown"})
+	_, cleared := store.Origin("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa")
+	fmt.Println(cleared, err)
+	// Output: true <nil>
+}

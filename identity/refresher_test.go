@@ -545,3 +545,35 @@ func TestAccountEvent(t *testing.T) {
 		}
 	})
 }
+
+// TestRefreshOverNetwork runs the refresher on the real resolver over the
+// offline network: a rename is written, and a tarpit PLC answer is
+// debounced after one deadline hit.
+func TestRefreshOverNetwork(t *testing.T) {
+	t.Parallel()
+	n := identitytest.NewNetwork(t)
+	n.Claim(string(didA), "new.bridge.test", bridge)
+	n.Claim(string(didB), "bob.bridge.test", bridge)
+	n.Delay(string(didB), 10*time.Second) // the handler gives up when the client does
+	store := identitytest.NewStore()
+	store.Put(identity.Subject{DID: didA, Kind: identity.KindUser, Handle: "old.bridge.test", PDS: bridge})
+	store.Put(identity.Subject{DID: didB, Kind: identity.KindUser, Handle: "bob.bridge.test", PDS: bridge})
+	r, err := identity.NewRefresher(n.Resolver(t), store, &identity.RefresherConfig{
+		Lock: identity.NewMemoryLock(time.Second), TrustedHosts: []string{"pds.bridge.test"}, ResolveTimeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.HandleIdentityEvent(ctx, identity.IdentityEvent{DID: string(didA)}); err != nil {
+		t.Fatal(err)
+	}
+	if row, _ := store.Row(didA); row.Handle != "new.bridge.test" {
+		t.Fatalf("handle = %q", row.Handle)
+	}
+	wantClass(t, r.HandleIdentityEvent(ctx, identity.IdentityEvent{DID: string(didB)}), identity.ClassUnresolved, identity.ReasonResolveTimeout, false)
+	wantClass(t, r.HandleIdentityEvent(ctx, identity.IdentityEvent{DID: string(didB)}), identity.ClassUnresolved, identity.ReasonDebounced, true)
+	if hits := n.PLCHits(string(didB)); hits != 1 {
+		t.Fatalf("PLC hits for the tarpit DID = %d, want 1", hits)
+	}
+}
