@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func ParseCavageSignature(v string) (*CavageSignature, error) {
 	if rest, ok := strings.CutPrefix(v, "Signature "); ok {
 		v = rest
 	}
-	params := map[string]string{}
+	var p cavageParams
 	s := strings.TrimSpace(v)
 	for s != "" {
 		eq := strings.IndexByte(s, '=')
@@ -77,10 +78,9 @@ func ParseCavageSignature(v string) (*CavageSignature, error) {
 			}
 			val, s = strings.TrimSpace(s[:end]), s[end:]
 		}
-		if _, dup := params[name]; dup {
+		if !p.set(name, val) {
 			return nil, fmt.Errorf("%w: Signature parameter %q repeated", ErrMalformed, name)
 		}
-		params[name] = val
 		s = strings.TrimLeft(s, " \t")
 		if s == "" {
 			break
@@ -90,17 +90,17 @@ func ParseCavageSignature(v string) (*CavageSignature, error) {
 		}
 		s = strings.TrimLeft(s[1:], " \t")
 	}
-	cs := &CavageSignature{KeyID: params["keyId"], Algorithm: strings.ToLower(params["algorithm"])}
+	cs := &CavageSignature{KeyID: p.v[pKeyID], Algorithm: strings.ToLower(p.v[pAlgorithm])}
 	if cs.KeyID == "" {
 		return nil, fmt.Errorf("%w: Signature without keyId", ErrMalformed)
 	}
-	raw, err := base64.StdEncoding.DecodeString(params["signature"])
+	raw, err := base64.StdEncoding.DecodeString(p.v[pSignature])
 	if err != nil || len(raw) == 0 || len(raw) > maxSignatureSize {
 		return nil, fmt.Errorf("%w: Signature value is not base64", ErrMalformed)
 	}
 	cs.Signature = raw
-	if h, ok := params["headers"]; ok {
-		cs.Headers = strings.Fields(strings.ToLower(h))
+	if p.seen&(1<<pHeaders) != 0 {
+		cs.Headers = strings.Fields(strings.ToLower(p.v[pHeaders]))
 		if len(cs.Headers) == 0 {
 			return nil, fmt.Errorf("%w: empty headers list", ErrMalformed)
 		}
@@ -110,16 +110,68 @@ func ParseCavageSignature(v string) (*CavageSignature, error) {
 	if len(cs.Headers) > maxCavageHeaders {
 		return nil, fmt.Errorf("%w: %d signed headers", ErrMalformed, len(cs.Headers))
 	}
-	for name, dst := range map[string]*time.Time{"created": &cs.Created, "expires": &cs.Expires} {
-		if p, ok := params[name]; ok {
-			n, err := strconv.ParseInt(p, 10, 64)
+	for _, f := range []struct {
+		i   int
+		dst *time.Time
+	}{{pCreated, &cs.Created}, {pExpires, &cs.Expires}} {
+		if p.seen&(1<<f.i) != 0 {
+			n, err := strconv.ParseInt(p.v[f.i], 10, 64)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: %s is not an integer", ErrMalformed, name)
+				return nil, fmt.Errorf("%w: created or expires is not an integer", ErrMalformed)
 			}
-			*dst = time.Unix(n, 0)
+			*f.dst = time.Unix(n, 0)
 		}
 	}
 	return cs, nil
+}
+
+// cavageParams holds the parameters we read; others are ignored, but a
+// repeated one is refused all the same.
+type cavageParams struct {
+	v     [6]string
+	seen  uint8
+	other []string
+}
+
+const (
+	pKeyID = iota
+	pAlgorithm
+	pHeaders
+	pSignature
+	pCreated
+	pExpires
+)
+
+// set records a parameter and reports false for a repeat.
+func (p *cavageParams) set(name, val string) bool {
+	i := -1
+	switch name {
+	case "keyId":
+		i = pKeyID
+	case "algorithm":
+		i = pAlgorithm
+	case "headers":
+		i = pHeaders
+	case "signature":
+		i = pSignature
+	case "created":
+		i = pCreated
+	case "expires":
+		i = pExpires
+	}
+	if i < 0 {
+		if slices.Contains(p.other, name) || len(p.other) >= maxCavageHeaders {
+			return false
+		}
+		p.other = append(p.other, name)
+		return true
+	}
+	if p.seen&(1<<i) != 0 {
+		return false
+	}
+	p.seen |= 1 << i
+	p.v[i] = val
+	return true
 }
 
 // String formats the signature as a Signature header value, in the

@@ -123,7 +123,7 @@ func ExampleParseSignatures9421() {
 	h.Set("Signature-Input", `sig1=("@method" "@target-uri");created=1618884473;keyid="k";tag="t"`)
 	h.Set("Signature", `sig1=:YQ==:`)
 	sigs, err := sig.ParseSignatures9421(h)
-	fmt.Println(sigs[0].Label, sigs[0].Components, sigs[0].Tag, sigs[0].Created.Unix(), err)
+	fmt.Println(sigs[0].Label, sigs[0].Components(), sigs[0].Tag, sigs[0].Created.Unix(), err)
 	// Output: sig1 ["@method" "@target-uri"] t 1618884473 <nil>
 }
 

@@ -106,6 +106,9 @@ func (m *message) fieldLines(name string) ([]string, bool) {
 }
 
 func trimAll(v []string) []string {
+	if len(v) == 1 && !needsTrim(v[0]) {
+		return v // the common case needs no copy
+	}
 	out := make([]string, len(v))
 	for i, s := range v {
 		// obs-fold (CRLF then whitespace) becomes one space; RFC 9110 5.5.
@@ -122,3 +125,16 @@ func trimAll(v []string) []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func needsTrim(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; c == ' ' || c == '\t' {
+		return true
+	}
+	if c := s[len(s)-1]; c == ' ' || c == '\t' {
+		return true
+	}
+	return strings.Contains(s, "\r\n")
+}

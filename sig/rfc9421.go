@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -240,17 +239,24 @@ func dictOrNew(lines []string) (*httpsfv.Dictionary, error) {
 
 // signatureBase builds the RFC 9421 2.5 signature base.
 func signatureBase(m *message, il httpsfv.InnerList) ([]byte, string, error) {
+	if len(il.Items) > maxComponents {
+		return nil, "", fmt.Errorf("%w: %d components", ErrMalformed, len(il.Items))
+	}
 	var b bytes.Buffer
-	seen := make([]string, 0, len(il.Items))
-	for _, it := range il.Items {
-		id, err := httpsfv.Marshal(it)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: component: %v", ErrMalformed, err)
+	b.Grow(512)
+	var ids [maxComponents][2]int // offsets of each identifier in b
+	for i, it := range il.Items {
+		start := b.Len()
+		if err := writeIdentifier(&b, it); err != nil {
+			return nil, "", err
 		}
-		if slices.Contains(seen, id) {
-			return nil, "", fmt.Errorf("%w: component %s listed twice", ErrMalformed, id)
+		id := b.Bytes()[start:]
+		for _, o := range ids[:i] {
+			if bytes.Equal(b.Bytes()[o[0]:o[1]], id) {
+				return nil, "", fmt.Errorf("%w: component %s listed twice", ErrMalformed, id)
+			}
 		}
-		seen = append(seen, id)
+		ids[i] = [2]int{start, b.Len()}
 		v, err := componentValue(m, it)
 		if err != nil {
 			return nil, "", err
@@ -258,18 +264,32 @@ func signatureBase(m *message, il httpsfv.InnerList) ([]byte, string, error) {
 		if strings.ContainsAny(v, "\r\n") {
 			return nil, "", fmt.Errorf("%w: component %s has a newline", ErrMalformed, id)
 		}
-		b.WriteString(id)
 		b.WriteString(": ")
 		b.WriteString(v)
 		b.WriteByte('\n')
 	}
-	params, err := httpsfv.Marshal(httpsfv.List{il})
+	params, err := marshalInnerList(il)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: signature parameters: %v", ErrMalformed, err)
 	}
 	b.WriteString(`"@signature-params": `)
 	b.WriteString(params)
 	return b.Bytes(), params, nil
+}
+
+func writeIdentifier(b *bytes.Buffer, it httpsfv.Item) error {
+	if s, ok := it.Value.(string); ok && isPlain(s) && (it.Params == nil || len(it.Params.Names()) == 0) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return nil
+	}
+	id, err := marshalItem(it)
+	if err != nil {
+		return fmt.Errorf("%w: component: %v", ErrMalformed, err)
+	}
+	b.WriteString(id)
+	return nil
 }
 
 // componentValue derives one component's value (RFC 9421 2.1, 2.2).

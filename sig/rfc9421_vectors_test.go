@@ -341,7 +341,7 @@ func TestRFC9421AppendixB(t *testing.T) {
 					t.Errorf("Signature-Input\n got %s\nwant %s", got, unfold(tc.input))
 				}
 			}
-			if len(s.Components) == 0 {
+			if len(s.Components()) == 0 {
 				return // covers nothing, so any message verifies
 			}
 			// The same signature must fail over a changed message.
@@ -360,7 +360,7 @@ func TestRFC9421AppendixB(t *testing.T) {
 }
 
 // componentsOf returns a parsed signature's components in SignOpts form.
-func componentsOf(s *sig.Signature9421) []string { return s.Components }
+func componentsOf(s *sig.Signature9421) []string { return s.Components() }
 
 // TestRFC9421Section24RequestResponse verifies the RFC's only published
 // signature over ;req components: a 503 response bound to test-request.

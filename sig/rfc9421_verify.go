@@ -13,18 +13,29 @@ import (
 // and the Signature member of the same label.
 type Signature9421 struct {
 	Label string
-	// Components are the covered component identifiers, serialised
-	// (`"@method"`, `"example-dict";sf`).
-	Components []string
-	KeyID      string
-	Alg        string
-	Nonce      string
-	Tag        string
+	KeyID string
+	Alg   string
+	Nonce string
+	Tag   string
 	// Created and Expires are zero when the parameter is absent.
 	Created, Expires time.Time
 	Signature        []byte
 
 	il httpsfv.InnerList
+}
+
+// Components returns the covered component identifiers, serialised
+// (`"@method"`, `"example-dict";sf`), in signed order.
+func (s *Signature9421) Components() []string {
+	out := make([]string, 0, len(s.il.Items))
+	for _, it := range s.il.Items {
+		id, err := marshalItem(it)
+		if err != nil {
+			id = fmt.Sprint(it.Value) // unreachable: parsed items re-serialise
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 // Covers reports whether the signature covers the component name,
@@ -99,11 +110,6 @@ func parseOne(label string, in, sg *httpsfv.Dictionary) (*Signature9421, error) 
 		if _, ok := it.Value.(string); !ok {
 			return nil, fmt.Errorf("%w: component is not a string", ErrMalformed)
 		}
-		id, err := httpsfv.Marshal(it)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		s.Components = append(s.Components, id)
 	}
 	for _, k := range il.Params.Names() {
 		v, _ := il.Params.Get(k)

@@ -252,9 +252,27 @@ func readBody(req *http.Request, limit int64) ([]byte, error) {
 		return nil, nil
 	}
 	defer rc.Close()
-	body, err := io.ReadAll(io.LimitReader(rc, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("sig: body: %w", err)
+	var body []byte
+	if n := req.ContentLength; n > 0 && n <= limit {
+		// Read exactly the declared length without regrowing, then make
+		// sure nothing follows.
+		body = make([]byte, n, n+1)
+		if _, err := io.ReadFull(rc, body); err != nil {
+			return nil, fmt.Errorf("sig: body: %w", err)
+		}
+	}
+	var one [1]byte
+	if k, err := rc.Read(one[:]); k > 0 || (err != nil && err != io.EOF) || len(body) == 0 {
+		// More than declared, an unknown length, or a read error: read on.
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("sig: body: %w", err)
+		}
+		body = append(body, one[:k]...)
+		rest, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(len(body))))
+		if err != nil {
+			return nil, fmt.Errorf("sig: body: %w", err)
+		}
+		body = append(body, rest...)
 	}
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("sig: body over %d bytes", limit)
