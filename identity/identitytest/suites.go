@@ -268,6 +268,22 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("waiter: %v", err)
 		}
 	})
+	t.Run("CancelWhileWaiting", func(t *testing.T) {
+		l := newLock(t, 10*time.Second)
+		release := hold(t, l, DIDAlice)
+		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		ran := false
+		err := l.WithLock(cctx, DIDAlice, func(context.Context) error { ran = true; return nil })
+		if err == nil || ran || errors.Is(err, identity.ErrLockBusy) {
+			t.Fatalf("cancelled waiter: err = %v, ran = %v; want a context error", err, ran)
+		}
+		release()
+		// The abandoned acquire must not have left the lock held.
+		if err := l.WithLock(ctx, DIDAlice, func(context.Context) error { return nil }); err != nil {
+			t.Fatalf("after a cancelled waiter: %v", err)
+		}
+	})
 	t.Run("NonPositiveWaitUnusable", func(t *testing.T) {
 		l := newLock(t, -1)
 		if l.Wait() > 0 {
