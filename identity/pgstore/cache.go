@@ -27,6 +27,7 @@ type CacheConfig struct {
 type CacheStore struct {
 	pool  *pgxpool.Pool
 	table string // quoted identifier
+	index string // quoted index name, derived from the table's
 }
 
 var (
@@ -54,7 +55,10 @@ func NewCacheStore(pool *pgxpool.Pool, cfg *CacheConfig) (*CacheStore, error) {
 	if len(ident) > 2 {
 		return nil, fmt.Errorf("pgstore: bad table name %q", name)
 	}
-	return &CacheStore{pool: pool, table: ident.Sanitize()}, nil
+	// The index lives in the table's schema; naming it after the table keeps
+	// two cache tables in one schema from sharing (and skipping) an index.
+	index := pgx.Identifier{ident[len(ident)-1] + "_handle_key"}.Sanitize()
+	return &CacheStore{pool: pool, table: ident.Sanitize(), index: index}, nil
 }
 
 func splitDot(s string) func(func(string) bool) {
@@ -73,7 +77,6 @@ func splitDot(s string) func(func(string) bool) {
 
 // Migrate creates the cache table and its handle index if missing.
 func (s *CacheStore) Migrate(ctx context.Context) error {
-	idx := pgx.Identifier{"identity_cache_handle_key"}.Sanitize()
 	_, err := s.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
 	did             text PRIMARY KEY,
 	handle          text,
@@ -83,7 +86,7 @@ func (s *CacheStore) Migrate(ctx context.Context) error {
 	resolved_at     timestamptz NOT NULL,
 	expires_at      timestamptz NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS `+idx+` ON `+s.table+` (handle)`)
+CREATE UNIQUE INDEX IF NOT EXISTS `+s.index+` ON `+s.table+` (handle)`)
 	return mapErr(err)
 }
 

@@ -346,3 +346,37 @@ func TestUnlockFailureDiscardsConnection(t *testing.T) {
 		t.Fatalf("lock unusable afterwards: %v", err)
 	}
 }
+
+func TestCacheStoreTableNames(t *testing.T) {
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	for _, bad := range []string{"a.b.c", "a..b", ".x", "x."} {
+		if _, err := pgstore.NewCacheStore(pool, &pgstore.CacheConfig{Table: bad}); err == nil {
+			t.Errorf("table %q accepted", bad)
+		}
+	}
+	// Two tables in one schema each get their own unique handle index.
+	for _, name := range []string{"cache_one", "Cache Two"} {
+		s, err := pgstore.NewCacheStore(pool, &pgstore.CacheConfig{Table: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Migrate(ctx); err != nil { // idempotent
+			t.Fatal(err)
+		}
+		e := identity.CacheEntry{Identity: identity.Identity{DID: didA, Handle: "a.bridge.test"}, Expires: time.Now().Add(time.Hour)}
+		if err := s.Put(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE '%handle_key'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("handle indexes = %d, want 2", n)
+	}
+}
