@@ -194,3 +194,12 @@ func ExampleCreateProof() {
 	fmt.Println(p.VerificationMethod, err)
 	// Output: https://a.example/actor#ed25519-key <nil>
 }
+
+func ExampleNewMemoryNonceStore() {
+	keys := sig.KeyResolverFunc(func(context.Context, sig.KeyID) (*sig.Key, error) { return nil, sig.ErrUnknownKey })
+	// With Nonces set, RFC 9421 signatures must carry a nonce, and a
+	// (keyid, nonce) pair seen before is refused with ErrReplay.
+	v, err := sig.NewVerifier(keys, &sig.VerifierConfig{Nonces: sig.NewMemoryNonceStore(nil)})
+	fmt.Println(v != nil, err)
+	// Output: true <nil>
+}
