@@ -21,6 +21,9 @@ const (
 	KindCommunity
 )
 
+// MarshalText implements encoding.TextMarshaler ("user", "community").
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 func (k Kind) String() string {
 	switch k {
 	case KindUser:

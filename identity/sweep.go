@@ -47,15 +47,17 @@ type SweepProgress struct {
 
 // SweepRow is one checked row.
 type SweepRow struct {
-	DID      DID
-	Kind     Kind
-	Stored   Handle // the handle stored before the run
-	Verified Handle // the verified handle, when resolution got that far
-	Reason   string // a Reason constant
+	DID      DID    `json:"did"`
+	Kind     Kind   `json:"kind"`
+	Stored   Handle `json:"stored,omitempty"`   // the handle stored before the run
+	Verified Handle `json:"verified,omitempty"` // the verified handle, when resolution got that far
+	Reason   string `json:"reason"`             // a Reason constant: the machine-readable outcome
 	// OriginCleared reports that the row's origin fields were cleared
 	// because its DID is no longer on the bridge.
-	OriginCleared bool
-	Err           error `json:"-"`
+	OriginCleared bool `json:"originCleared,omitempty"`
+	// Err is the cause, for logs. It may carry remote text: report Reason,
+	// not Err, to anyone outside.
+	Err error `json:"-"`
 }
 
 // Matched reports whether the row ends the run matching its verified handle.
@@ -64,8 +66,8 @@ func (r SweepRow) Matched() bool { return r.Reason == ReasonMatched || r.Reason 
 // SweepReport is the outcome of a Sweep, one row per bridged subject, in
 // completion order.
 type SweepReport struct {
-	DryRun bool
-	Rows   []SweepRow
+	DryRun bool       `json:"dryRun"`
+	Rows   []SweepRow `json:"rows"`
 }
 
 // AllMatched reports whether every bridged row matches its verified handle:
@@ -119,6 +121,11 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 		if trusted, err = origin.NewTrustedHosts(hosts); err != nil {
 			return nil, errors.Join(ErrSweepOptions, err)
 		}
+	}
+	if len(hosts) == 0 {
+		// Nothing would be checked, and an empty report reads as "all
+		// matched": refuse rather than pass a reconciliation gate vacuously.
+		return nil, errors.Join(ErrSweepOptions, errors.New("no trusted hosts"))
 	}
 	if o.ClearCacheFirst {
 		var clearer CacheClearer

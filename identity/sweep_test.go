@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"sync"
@@ -154,6 +155,25 @@ func TestSweepBusyRowReported(t *testing.T) {
 	}
 	if rep.AllMatched() {
 		t.Fatal("AllMatched with a busy row")
+	}
+}
+
+func TestSweepNeedsTrustedHosts(t *testing.T) {
+	b := sweepSetup(t, func(c *identity.RefresherConfig) { c.TrustedHosts = nil })
+	if _, err := b.r.Sweep(context.Background(), b.store, nil); !errors.Is(err, identity.ErrSweepOptions) {
+		t.Fatalf("err = %v, want ErrSweepOptions", err)
+	}
+}
+
+func TestSweepReportJSON(t *testing.T) {
+	rep := identity.SweepReport{Rows: []identity.SweepRow{{DID: didA, Kind: identity.KindCommunity, Stored: "a.test", Reason: identity.ReasonLockBusy, Err: errors.New("remote text")}}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"dryRun":false,"rows":[{"did":"` + string(didA) + `","kind":"community","stored":"a.test","reason":"lock-busy"}]}`
+	if string(b) != want {
+		t.Fatalf("json = %s\nwant   %s", b, want)
 	}
 }
 
