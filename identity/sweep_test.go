@@ -1,8 +1,8 @@
 package identity_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
