@@ -1,0 +1,17 @@
+// Package redisbreaker keeps the deliverer's circuit breakers in Redis, so
+// every process delivering for one application shares one view of each
+// destination, as Mastodon's Stoplights do.
+//
+// The Store is built from a redis.UniversalClient the caller owns (a single
+// node, a cluster or a sentinel setup). Each light, a host or an inbox URL,
+// is one hash under the key layout of the stoplight gem's Redis data store,
+// behind a prefix of your own; admission, failure counting and the
+// one-probe-at-a-time rule each run as one Lua script.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	defer rdb.Close()
+//	cfg := deliver.DefaultConfig()
+//	cfg.Breaker.Store = redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
+//	cfg.Breaker.PerInbox = true // one light per inbox URL, as Mastodon names them
+//	d, err := deliver.New(queue, keys, httpClient, cfg)
+package redisbreaker

@@ -1,0 +1,137 @@
+package redisbreaker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/redisbreaker"
+	"github.com/fedkit/fedkit/internal/redistest"
+)
+
+func TestBreakerStore(t *testing.T) {
+	delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
+		c, prefix := redistest.Client(t)
+		return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
+	})
+}
+
+var rule = deliver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
+
+func open(t *testing.T, s *redisbreaker.Store, light string, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	for range rule.Threshold {
+		if _, err := s.Admit(ctx, light, now, rule); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Record(ctx, light, false, false, now, rule); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The light lives where the stoplight gem keeps a light's metadata, named
+// by the inbox URL as Mastodon names its lights, under the caller's prefix.
+func TestKeyLayout(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
+	ctx := context.Background()
+	light := "https://b.example/users/bob/inbox"
+	now := time.UnixMilli(1_700_000_000_000)
+	open(t, s, light, now)
+
+	key := prefix + "stoplight:v5:metadata:" + light
+	if s.Key(light) != key {
+		t.Fatalf("Key = %q, want %q", s.Key(light), key)
+	}
+	h, err := c.HGetAll(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h["recovery_scheduled_after"] != "1700000060000" || h["last_failure_at"] != "1700000000000" {
+		t.Fatalf("hash %v: want recovery_scheduled_after and last_failure_at in Unix ms", h)
+	}
+	ttl, err := c.PTTL(ctx, key).Result()
+	if err != nil || ttl <= 0 || ttl > redisbreaker.TTLDefault {
+		t.Fatalf("PTTL = %v, %v; want a TTL up to %v", ttl, err, redisbreaker.TTLDefault)
+	}
+	// A success while closed leaves no key behind.
+	other := "https://c.example/inbox"
+	if err := s.Record(ctx, other, false, true, now, rule); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Exists(ctx, s.Key(other)).Result(); n != 0 {
+		t.Fatalf("a healthy light left a key")
+	}
+}
+
+func TestDefaultPrefix(t *testing.T) {
+	s := redisbreaker.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), nil)
+	if got, want := s.Key("b.example"), "fedkit:stoplight:v5:metadata:b.example"; got != want {
+		t.Fatalf("Key = %q, want %q", got, want)
+	}
+}
+
+// Two clients stand for two processes: a light one opened holds the other's
+// deliveries, and after the cool-off exactly one probe is admitted across
+// both.
+func TestSharedAcrossClients(t *testing.T) {
+	ca, prefix := redistest.Client(t)
+	cb := redis.NewClient(redistest.Options(t))
+	t.Cleanup(func() { cb.Close() })
+	a := redisbreaker.New(ca, &redisbreaker.Config{KeyPrefix: prefix})
+	b := redisbreaker.New(cb, &redisbreaker.Config{KeyPrefix: prefix})
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	open(t, a, "b.example", now)
+	adm, err := b.Admit(ctx, "b.example", now.Add(time.Second), rule)
+	if err != nil || adm.Allow || !adm.Until.Equal(now.Add(rule.CoolOff)) {
+		t.Fatalf("B after A opened it: %+v, %v", adm, err)
+	}
+	probes := make(chan bool, 20)
+	done := make(chan struct{})
+	for i := range 20 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		go func() {
+			adm, err := s.Admit(ctx, "b.example", now.Add(rule.CoolOff), rule)
+			if err != nil {
+				t.Error(err)
+			}
+			probes <- adm.Probe && adm.Allow
+			done <- struct{}{}
+		}()
+	}
+	n := 0
+	for range 20 {
+		<-done
+		if <-probes {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d probes across two clients, want 1", n)
+	}
+}
+
+func TestRedisDownIsErrRedis(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	s := redisbreaker.New(c, nil)
+	_, err := s.Admit(context.Background(), "b.example", time.Now(), rule)
+	if !errors.Is(err, redisbreaker.ErrRedis) {
+		t.Fatalf("Admit with Redis down: %v, want ErrRedis", err)
+	}
+	err = s.Record(context.Background(), "b.example", false, false, time.Now(), rule)
+	if !errors.Is(err, redisbreaker.ErrRedis) {
+		t.Fatalf("Record with Redis down: %v, want ErrRedis", err)
+	}
+}
