@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -122,7 +124,7 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 			return nil, errors.Join(ErrSweepOptions, err)
 		}
 	}
-	if len(hosts) == 0 {
+	if !slices.ContainsFunc(hosts, func(h string) bool { return strings.TrimSpace(h) != "" }) {
 		// Nothing would be checked, and an empty report reads as "all
 		// matched": refuse rather than pass a reconciliation gate vacuously.
 		return nil, errors.Join(ErrSweepOptions, errors.New("no trusted hosts"))

@@ -163,6 +163,9 @@ func TestSweepNeedsTrustedHosts(t *testing.T) {
 	if _, err := b.r.Sweep(context.Background(), b.store, nil); !errors.Is(err, identity.ErrSweepOptions) {
 		t.Fatalf("err = %v, want ErrSweepOptions", err)
 	}
+	if _, err := b.r.Sweep(context.Background(), b.store, &identity.SweepOpts{TrustedHosts: []string{" "}}); !errors.Is(err, identity.ErrSweepOptions) {
+		t.Fatalf("blank hosts: err = %v, want ErrSweepOptions", err)
+	}
 }
 
 func TestSweepReportJSON(t *testing.T) {
