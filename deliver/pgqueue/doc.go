@@ -1,0 +1,27 @@
+// Package pgqueue is a deliver.Queue in PostgreSQL, so deliveries survive a
+// crash and several processes can work one queue.
+//
+// The Queue is built from a *pgxpool.Pool the caller owns. Migrate creates
+// its tables, or upgrades tables an earlier version made, from migrations
+// embedded in the package; Schema returns the same SQL for those who apply
+// it with their own tool. TablePrefix and Schema let several deployments
+// share a database.
+//
+// A send stores its activity once, in the activities table, and one row
+// per inbox in the jobs table, written with COPY for a large fan-out.
+// Claims take rows with FOR UPDATE SKIP LOCKED under a lease and a fencing
+// token, so a worker that dies has its jobs come back when the lease
+// lapses, and one that finishes late cannot overwrite a job claimed again.
+// Lanes, ordering keys, deadlines and attempt limits are enforced in SQL;
+// per-tag counters survive the jobs they count. Notify wakes workers on
+// LISTEN/NOTIFY when work is enqueued or comes due, polling as a fallback.
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	if err != nil { ... }
+//	defer pool.Close()
+//	q, err := pgqueue.New(pool, &pgqueue.Config{TablePrefix: "myapp_delivery_"})
+//	if err != nil { ... }
+//	if err := q.Migrate(ctx); err != nil { ... }
+//	d, err := deliver.New(q, keys, httpClient, nil)
+//	go d.Run(ctx)
+package pgqueue

@@ -1,0 +1,78 @@
+package pgqueue
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Notify calls wake whenever work may have become claimable, until ctx
+// ends, and then returns nil: when any process enqueues (Enqueue notifies
+// on the queue's channel, delivered at commit), when the earliest scheduled
+// job comes due, and every PollInterval as a fallback for what neither
+// covers (a lapsed lease). It holds one pool connection for LISTEN, and
+// reconnects after losing it. wake must not block for long; a deliverer's
+// wake is a non-blocking send on a channel.
+func (q *Queue) Notify(ctx context.Context, wake func()) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := q.listen(ctx, wake)
+		if ctx.Err() != nil {
+			break
+		}
+		q.log.Warn("pgqueue: listening for wake-ups failed; polling until it is back", "err", err)
+		wake() // work may have arrived while nobody listened
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(2*backoff, q.cfg.PollInterval*10)
+	}
+	return nil
+}
+
+func (q *Queue) listen(ctx context.Context, wake func()) error {
+	conn, err := q.pool.Acquire(ctx)
+	if err != nil {
+		return mapError("listen", err)
+	}
+	// A connection in LISTEN mode is not handed back to others half-way:
+	// on any error it is closed rather than returned to the pool.
+	healthy := false
+	defer func() {
+		if !healthy {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}()
+	if _, err := conn.Exec(ctx, `LISTEN "`+q.channel+`"`); err != nil {
+		return mapError("listen", err)
+	}
+	for {
+		now := time.Now()
+		until := now.Add(q.cfg.PollInterval)
+		var next *time.Time
+		if err := conn.QueryRow(ctx, q.sql.nextDue, now).Scan(&next); err != nil {
+			return mapError("listen", err)
+		}
+		if next != nil && next.Before(until) {
+			until = *next
+		}
+		wctx, cancel := context.WithDeadline(ctx, until)
+		_, err := conn.Conn().WaitForNotification(wctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			// Leave the channel so the connection is clean for the pool.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_, uerr := conn.Exec(uctx, "UNLISTEN *")
+			cancel()
+			healthy = uerr == nil
+			return nil
+		case err == nil, errors.Is(err, context.DeadlineExceeded):
+			wake()
+		default:
+			return mapError("listen", err)
+		}
+	}
+}

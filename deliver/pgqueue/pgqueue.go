@@ -1,0 +1,400 @@
+package pgqueue
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fedkit/fedkit/deliver"
+)
+
+// Defaults for Config.
+const (
+	// TablePrefixDefault begins every table's name.
+	TablePrefixDefault = "fedkit_delivery_"
+	// EnvelopeCacheDefault is how many sends' envelopes a Queue keeps in
+	// memory, so claiming jobs of one large send reads its body once.
+	EnvelopeCacheDefault = 1024
+	// CopyThresholdDefault is the fan-out above which Enqueue uses COPY
+	// rather than one multi-row INSERT.
+	CopyThresholdDefault = 512
+	// SweepIntervalDefault is how often Claim removes sends with no jobs left.
+	SweepIntervalDefault = time.Minute
+	// PollIntervalDefault is how often Notify wakes when nothing is heard.
+	PollIntervalDefault = deliver.PollIntervalDefault
+	// FinishBatchDefault is the most outcomes one Finish statement records.
+	FinishBatchDefault = 1000
+)
+
+// counterShards spreads a tag's counters over several rows; see the counts
+// table in migrations/001_create.sql.
+const counterShards = 8
+
+// Config configures a Queue. The zero value is usable.
+type Config struct {
+	// Schema, when set, is the Postgres schema holding the tables; it must
+	// exist. Defaults to "" (the connection's search_path).
+	Schema string
+	// TablePrefix begins every table's name, so several deployments can share
+	// a schema. Lower-case letters, digits and underscores. Defaults to
+	// TablePrefixDefault.
+	TablePrefix string
+	// EnvelopeCache bounds the envelopes kept in memory. Defaults to
+	// EnvelopeCacheDefault.
+	EnvelopeCache int
+	// CopyThreshold is the fan-out above which Enqueue uses COPY. Defaults
+	// to CopyThresholdDefault.
+	CopyThreshold int
+	// SweepInterval is how often Claim deletes sends whose jobs are all
+	// done. Defaults to SweepIntervalDefault.
+	SweepInterval time.Duration
+	// PollInterval is how often Notify wakes its caller when no notification
+	// comes. Defaults to PollIntervalDefault.
+	PollInterval time.Duration
+	// FinishBatch caps how many outcomes one statement records when Finish
+	// is called concurrently. Defaults to FinishBatchDefault.
+	FinishBatch int
+	// Logger receives logs. Defaults to discarding.
+	Logger *slog.Logger
+}
+
+var (
+	// ErrInvalidConfig is wrapped by New for a Config it cannot use.
+	ErrInvalidConfig = errors.New("pgqueue: invalid config")
+	// ErrNotMigrated is returned when the queue's tables or columns are
+	// missing: call Migrate, or apply Schema.
+	ErrNotMigrated = errors.New("pgqueue: schema not migrated")
+)
+
+// Queue is a deliver.Queue in PostgreSQL. It is safe for concurrent use,
+// also by many processes sharing one database.
+type Queue struct {
+	pool      *pgxpool.Pool
+	cfg       Config
+	log       *slog.Logger
+	prefix    string // table prefix, unqualified
+	qualified string // schema-qualified table prefix
+	channel   string // LISTEN/NOTIFY channel
+	sql       statements
+
+	envMu sync.Mutex
+	envs  map[int64]*deliver.Envelope
+
+	sweepMu   sync.Mutex
+	lastSweep time.Time
+
+	fin finisher
+}
+
+var _ deliver.Queue = (*Queue)(nil)
+
+var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// New returns a Queue on pool, which the caller owns and closes. It does not
+// connect: call Migrate (or apply Schema) before use. A nil cfg means
+// defaults.
+func New(pool *pgxpool.Pool, cfg *Config) (*Queue, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("%w: nil pool", ErrInvalidConfig)
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.TablePrefix == "" {
+		c.TablePrefix = TablePrefixDefault
+	}
+	if c.EnvelopeCache <= 0 {
+		c.EnvelopeCache = EnvelopeCacheDefault
+	}
+	if c.CopyThreshold <= 0 {
+		c.CopyThreshold = CopyThresholdDefault
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = SweepIntervalDefault
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = PollIntervalDefault
+	}
+	if c.FinishBatch <= 0 {
+		c.FinishBatch = FinishBatchDefault
+	}
+	if !identRE.MatchString(c.TablePrefix) {
+		return nil, fmt.Errorf("%w: TablePrefix %q: use lower-case letters, digits and underscores", ErrInvalidConfig, c.TablePrefix)
+	}
+	// The longest name built from it, an index name, must fit in 63 bytes.
+	if len(c.TablePrefix)+len("activities_activity_id") > 63 {
+		return nil, fmt.Errorf("%w: TablePrefix %q is too long", ErrInvalidConfig, c.TablePrefix)
+	}
+	if c.Schema != "" && (!identRE.MatchString(c.Schema) || len(c.Schema) > 63) {
+		return nil, fmt.Errorf("%w: Schema %q: use lower-case letters, digits and underscores", ErrInvalidConfig, c.Schema)
+	}
+	q := &Queue{pool: pool, cfg: c, log: c.Logger, prefix: c.TablePrefix, qualified: c.TablePrefix}
+	if q.log == nil {
+		q.log = slog.New(slog.DiscardHandler)
+	}
+	q.channel = c.TablePrefix + "wake"
+	if c.Schema != "" {
+		q.qualified = `"` + c.Schema + `".` + c.TablePrefix
+		q.channel = c.Schema + "_" + q.channel
+	}
+	if len(q.channel) > 63 {
+		q.channel = q.channel[:63]
+	}
+	q.sql = q.prepareSQL()
+	return q, nil
+}
+
+// Enqueue implements deliver.Queue: the body once, then one job per inbox,
+// by COPY for a large fan-out, in one transaction that also notifies
+// listening workers.
+func (q *Queue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
+	if len(e.Inboxes) == 0 {
+		return nil
+	}
+	var deadline *time.Time
+	if !e.Deadline.IsZero() {
+		deadline = &e.Deadline
+	}
+	var okey *string
+	if e.OrderingKey != "" {
+		okey = &e.OrderingKey
+	}
+	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, q.sql.insertActivity, e.KeyID, e.ActivityID, e.ActorID, e.Tag, e.Body,
+			deadline, e.MaxAttempts, e.SynchronizeCollection, e.EnqueuedAt).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if len(e.Inboxes) <= q.cfg.CopyThreshold {
+			_, err = tx.Exec(ctx, q.sql.insertJobs, id, e.Inboxes, int16(e.Lane), e.EnqueuedAt, okey)
+		} else {
+			_, err = tx.CopyFrom(ctx, q.tableName("jobs"),
+				[]string{"activity", "inbox", "lane", "due_at", "ordering_key"},
+				&jobRows{id: id, inboxes: e.Inboxes, lane: int16(e.Lane), due: e.EnqueuedAt, okey: okey, i: -1})
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, '')", q.channel)
+		return err
+	})
+	return mapError("enqueue", err)
+}
+
+func (q *Queue) tableName(t string) pgx.Identifier {
+	if q.cfg.Schema != "" {
+		return pgx.Identifier{q.cfg.Schema, q.prefix + t}
+	}
+	return pgx.Identifier{q.prefix + t}
+}
+
+// jobRows streams a fan-out's rows to COPY without building them all first.
+type jobRows struct {
+	id      int64
+	inboxes []string
+	lane    int16
+	due     time.Time
+	okey    *string
+	i       int
+}
+
+func (r *jobRows) Next() bool { r.i++; return r.i < len(r.inboxes) }
+func (r *jobRows) Values() ([]any, error) {
+	return []any{r.id, r.inboxes[r.i], r.lane, r.due, r.okey}, nil
+}
+func (r *jobRows) Err() error { return nil }
+
+// Claim implements deliver.Queue with FOR UPDATE SKIP LOCKED: concurrent
+// claimers, in this process or others, pass over each other's rows.
+func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.Job, error) {
+	if opts.Limit <= 0 {
+		return nil, nil
+	}
+	q.maybeSweep(ctx, opts.Now)
+	leaseUntil := opts.Now.Add(opts.Lease)
+	rows, err := q.pool.Query(ctx, q.sql.claim, opts.Now, leaseUntil, opts.Limit)
+	if err != nil {
+		return nil, mapError("claim", err)
+	}
+	type claimed struct {
+		id, token, activity int64
+		inbox               string
+		attempts            int32
+		lane                int16
+		okey                *string
+		due                 time.Time
+	}
+	var cs []claimed
+	for rows.Next() {
+		var c claimed
+		if err := rows.Scan(&c.id, &c.token, &c.activity, &c.inbox, &c.attempts, &c.lane, &c.okey, &c.due); err != nil {
+			rows.Close()
+			return nil, mapError("claim", err)
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapError("claim", err)
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	// Rows come back in no particular order; hand them out in claim order.
+	slices.SortFunc(cs, func(a, b claimed) int {
+		return cmp.Or(cmp.Compare(a.lane, b.lane), a.due.Compare(b.due), cmp.Compare(a.id, b.id))
+	})
+
+	want := make(map[int64]claimed)
+	for _, c := range cs {
+		want[c.activity] = c
+	}
+	envs, err := envelopesFor(q, ctx, want, func(c claimed) (deliver.Lane, string) {
+		okey := ""
+		if c.okey != nil {
+			okey = *c.okey
+		}
+		return deliver.Lane(c.lane), okey
+	})
+	if err != nil {
+		// The jobs stay leased and come back when the lease lapses.
+		return nil, err
+	}
+	jobs := make([]*deliver.Job, 0, len(cs))
+	for _, c := range cs {
+		jobs = append(jobs, &deliver.Job{ID: c.id, Token: c.token, LeaseUntil: leaseUntil, Inbox: c.inbox,
+			Attempts: int(c.attempts), Envelope: envs[c.activity]})
+	}
+	return jobs, nil
+}
+
+// envelopes returns the envelopes of the given sends, from the cache or in
+// one query for those missing.
+func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta func(C) (deliver.Lane, string)) (map[int64]*deliver.Envelope, error) {
+	out := make(map[int64]*deliver.Envelope, len(want))
+	var missing []int64
+	q.envMu.Lock()
+	for id := range want {
+		if e, ok := q.envs[id]; ok {
+			out[id] = e
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	q.envMu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := q.pool.Query(ctx, q.sql.selectActivities, missing)
+	if err != nil {
+		return nil, mapError("claim", err)
+	}
+	defer rows.Close()
+	loaded := make(map[int64]*deliver.Envelope, len(missing))
+	for rows.Next() {
+		var (
+			id       int64
+			e        deliver.Envelope
+			deadline *time.Time
+			maxAtt   int32
+		)
+		if err := rows.Scan(&id, &e.KeyID, &e.ActivityID, &e.ActorID, &e.Tag, &e.Body, &deadline, &maxAtt,
+			&e.SynchronizeCollection, &e.EnqueuedAt); err != nil {
+			return nil, mapError("claim", err)
+		}
+		if deadline != nil {
+			e.Deadline = *deadline
+		}
+		e.MaxAttempts = int(maxAtt)
+		e.Lane, e.OrderingKey = meta(want[id])
+		loaded[id] = &e
+		out[id] = &e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapError("claim", err)
+	}
+	q.envMu.Lock()
+	if q.envs == nil || len(q.envs)+len(loaded) > q.cfg.EnvelopeCache {
+		q.envs = make(map[int64]*deliver.Envelope)
+	}
+	for id, e := range loaded {
+		q.envs[id] = e
+	}
+	q.envMu.Unlock()
+	for id := range want {
+		if out[id] == nil {
+			// Its send was dropped between the claim and this read.
+			out[id] = &deliver.Envelope{}
+		}
+	}
+	return out, nil
+}
+
+// Status implements deliver.Queue.
+func (q *Queue) Status(ctx context.Context, tag string) (deliver.BatchStatus, error) {
+	var s deliver.BatchStatus
+	var pending, delivered, failed, gaveUp, skipped, dropped int64
+	err := q.pool.QueryRow(ctx, q.sql.status, tag).Scan(&pending, &delivered, &failed, &gaveUp, &skipped, &dropped)
+	if err != nil {
+		return s, mapError("status", err)
+	}
+	s = deliver.BatchStatus{Pending: int(pending), Delivered: int(delivered), Failed: int(failed),
+		GaveUp: int(gaveUp), Skipped: int(skipped), Dropped: int(dropped)}
+	return s, nil
+}
+
+// Drop implements deliver.Queue: it deletes the jobs, claimed or not, counts
+// them as dropped under their tags, and deletes sends left with no jobs.
+func (q *Queue) Drop(ctx context.Context, f deliver.DropFilter) (int, error) {
+	if f.IsZero() {
+		return 0, deliver.ErrEmptyDropFilter
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, q.sql.drop, f.ActivityID, f.ActorID, f.Tag).Scan(&n); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, q.sql.dropActivities, f.ActivityID, f.ActorID, f.Tag)
+		return err
+	})
+	if err != nil {
+		return 0, mapError("drop", err)
+	}
+	return int(n), nil
+}
+
+// maybeSweep deletes sends whose jobs are all gone, at most once per
+// SweepInterval per Queue. A send is inserted with its jobs in one
+// transaction, so one seen without jobs is finished, not half-written.
+func (q *Queue) maybeSweep(ctx context.Context, now time.Time) {
+	q.sweepMu.Lock()
+	if !q.lastSweep.IsZero() && now.Sub(q.lastSweep) < q.cfg.SweepInterval && now.After(q.lastSweep) {
+		q.sweepMu.Unlock()
+		return
+	}
+	q.lastSweep = now
+	q.sweepMu.Unlock()
+	if _, err := q.pool.Exec(ctx, q.sql.sweep); err != nil {
+		q.log.Warn("pgqueue: sweep failed", "err", mapError("sweep", err))
+	}
+}
+
+// Sweep deletes every send whose jobs are all done. Claim does it on its
+// own every SweepInterval; Sweep is for tests and maintenance jobs.
+func (q *Queue) Sweep(ctx context.Context) (int, error) {
+	tag, err := q.pool.Exec(ctx, q.sql.sweep)
+	if err != nil {
+		return 0, mapError("sweep", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
