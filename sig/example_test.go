@@ -203,3 +203,116 @@ func ExampleNewMemoryNonceStore() {
 	fmt.Println(v != nil, err)
 	// Output: true <nil>
 }
+
+func ExampleBase9421() {
+	req, _ := http.NewRequest("GET", "https://example.com/foo?param=Value&Pet=dog", nil)
+	base, _, _ := sig.Base9421(req, &sig.SignOpts{
+		Components: []string{"@method", "@authority", `@query-param;name="Pet"`},
+		KeyID:      "k", Created: time.Unix(1618884473, 0),
+	})
+	fmt.Println(string(base))
+	// Output:
+	// "@method": GET
+	// "@authority": example.com
+	// "@query-param";name="Pet": dog
+	// "@signature-params": ("@method" "@authority" "@query-param";name="Pet");keyid="k";created=1618884473
+}
+
+func ExampleSignCavage() {
+	req, _ := http.NewRequest("GET", "https://b.example/users/bob?page=1", nil)
+	req.Header.Set("Date", "Wed, 05 Aug 2026 12:34:56 GMT")
+	err := sig.SignCavage(req, exampleKey(), "https://a.example/actor#main-key", []string{"(request-target)", "host", "date"})
+	cs, _ := sig.ParseCavageSignature(req.Header.Get("Signature"))
+	fmt.Println(err, cs.Algorithm, cs.Headers)
+	// Output: <nil> ed25519 [(request-target) host date]
+}
+
+func ExampleCavageSigningString() {
+	req, _ := http.NewRequest("POST", "https://b.example/inbox?x=1", nil)
+	req.Header.Set("Date", "Wed, 05 Aug 2026 12:34:56 GMT")
+	s, _ := sig.CavageSigningString(req, &sig.CavageSignature{Headers: []string{"(request-target)", "host", "date"}})
+	fmt.Println(s)
+	// Output:
+	// (request-target): post /inbox?x=1
+	// host: b.example
+	// date: Wed, 05 Aug 2026 12:34:56 GMT
+}
+
+func ExampleVerifyCavage() {
+	key := exampleKey()
+	req, _ := http.NewRequest("GET", "https://b.example/users/bob", nil)
+	req.Header.Set("Date", "Wed, 05 Aug 2026 12:34:56 GMT")
+	_ = sig.SignCavage(req, key, "k", []string{"(request-target)", "host", "date"})
+	cs, _ := sig.ParseCavageSignature(req.Header.Get("Signature"))
+	fmt.Println(sig.VerifyCavage(req, cs, key.Public()))
+	req.Header.Set("Date", "Thu, 06 Aug 2026 12:34:56 GMT")
+	fmt.Println(errors.Is(sig.VerifyCavage(req, cs, key.Public()), sig.ErrBadSignature))
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleVerify9421() {
+	key := exampleKey()
+	req, _ := http.NewRequest("GET", "https://b.example/users/bob", nil)
+	_ = sig.Sign9421(req, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: "k", Created: time.Unix(1785933296, 0)})
+	sigs, _ := sig.ParseSignatures9421(req.Header)
+	fmt.Println(sigs[0].KeyID, sig.Verify9421(req, sigs[0], key.Public(), ""))
+	// Output: k <nil>
+}
+
+func ExampleSign9421Response() {
+	key := exampleKey()
+	req, _ := http.NewRequest("POST", "https://b.example/inbox", nil)
+	resp := &http.Response{StatusCode: 202, Header: http.Header{}, Request: req}
+	err := sig.Sign9421Response(resp, key, &sig.SignOpts{Components: []string{"@status", "@method;req", "@target-uri;req"}, Created: time.Unix(1785933296, 0)})
+	sigs, _ := sig.ParseSignatures9421(resp.Header)
+	fmt.Println(err, sig.Verify9421Response(resp, sigs[0], key.Public(), ""))
+	// Output: <nil> <nil>
+}
+
+func ExampleSigner_Sign9421() {
+	s, _ := sig.NewSigner(exampleKey(), "https://relay.example/actor#main-key", &sig.SignerConfig{
+		Now: func() time.Time { return time.Unix(1785933296, 400) },
+	})
+	req, _ := http.NewRequest("POST", "https://directory.example/v1/relays/heartbeat", nil)
+	_ = s.Sign9421(req, &sig.SignOpts{Label: "directory", Components: []string{"@method", "@target-uri"}, Tag: "activity-relay-directory-v1"})
+	fmt.Println(req.Header.Get("Signature-Input"))
+	// Output: directory=("@method" "@target-uri");keyid="https://relay.example/actor#main-key";tag="activity-relay-directory-v1";created=1785933296
+}
+
+func ExampleRandomNonce() {
+	n, err := sig.RandomNonce()
+	fmt.Println(len(n), err)
+	// Output: 32 <nil>
+}
+
+func ExampleParsePublicKeyPEM() {
+	pub, err := sig.ParsePublicKeyPEM([]byte("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAJrQLj5P/89iXES9+vFgrIy29clF9CC/oPPsw3c5D0bs=\n-----END PUBLIC KEY-----\n"))
+	fmt.Printf("%T %v\n", pub, err)
+	// Output: ed25519.PublicKey <nil>
+}
+
+func ExampleParseContentDigest() {
+	vals, err := sig.ParseContentDigest([]string{"sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:, unixsum=:AAAA:"})
+	fmt.Println(len(vals), vals[0].Alg, vals[1].Alg, err)
+	// Output: 2 sha-256 unixsum <nil>
+}
+
+func ExampleVerifyDigest() {
+	err := sig.VerifyDigest([]string{"SHA-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE="}, []byte(`{"hello": "world"}`))
+	fmt.Println(err)
+	err = sig.VerifyDigest([]string{"SHA-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE="}, []byte(`{"hello": "moon"}`))
+	fmt.Println(errors.Is(err, sig.ErrDigestMismatch))
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleParseProof() {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signed, _ := sig.CreateProof(map[string]any{"type": "Note"}, priv, &sig.ProofOpts{VerificationMethod: "https://a.example/actor#ed"})
+	p, err := sig.ParseProof(signed)
+	fmt.Println(p.VerificationMethod, p.ProofPurpose, err)
+	// Output: https://a.example/actor#ed assertionMethod <nil>
+}

@@ -15,7 +15,7 @@ const MaxKeyIDBytes = 2048
 type KeyID struct{ s string }
 
 // ParseKeyID checks s: non-empty, at most MaxKeyIDBytes, valid UTF-8,
-// no surrounding whitespace and no control characters. It does not require
+// no surrounding whitespace, no control characters, quotes or backslashes. It does not require
 // a URL, since some servers use other identifiers.
 func ParseKeyID(s string) (KeyID, error) {
 	switch {
@@ -31,6 +31,10 @@ func ParseKeyID(s string) (KeyID, error) {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {
 			return KeyID{}, fmt.Errorf("%w: key ID has a control character", ErrMalformed)
+		}
+		// A URL never holds these unescaped, and cavage cannot quote them.
+		if r == '"' || r == '\\' {
+			return KeyID{}, fmt.Errorf("%w: key ID has a quote or backslash", ErrMalformed)
 		}
 	}
 	return KeyID{s}, nil

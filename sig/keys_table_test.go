@@ -104,6 +104,8 @@ func TestParseKeyID(t *testing.T) {
 		{"padded", " https://a.example/k ", false, ""},
 		{"newline", "https://a.example/k\n#x", false, ""},
 		{"control", "https://a.example/\x00", false, ""},
+		{"quote", `https://a.example/"k`, false, ""},
+		{"backslash", `https://a.example/\k`, false, ""},
 		{"invalid utf-8", "https://a.example/\xff", false, ""},
 		{"too long", "https://a.example/" + strings.Repeat("a", sig.MaxKeyIDBytes), false, ""},
 	}
