@@ -46,7 +46,8 @@
 // HandleIdentityEvent looks the DID up first: Jetstream sends every
 // network's identity events to every subscriber, so an unknown DID must cost
 // one indexed read and no resolution. A known DID is refreshed on every
-// event; the event's handle is never trusted.
+// event; the event's handle is never trusted. HandleAccountEvent purges the
+// caches and clears the origin fields of an account deleted or taken down.
 //
 // # Sweep
 //
