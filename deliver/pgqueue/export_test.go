@@ -1,0 +1,9 @@
+package pgqueue
+
+import "context"
+
+// MigrateTo applies migrations up to version, as an earlier release would.
+func (q *Queue) MigrateTo(ctx context.Context, version int) error { return q.migrateTo(ctx, version) }
+
+// Table returns the schema-qualified name of one of the queue's tables.
+func (q *Queue) Table(name string) string { return q.qualified + name }
