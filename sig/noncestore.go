@@ -17,7 +17,8 @@ var ErrNonceStoreFull = errors.New("sig: nonce store full")
 // MemoryNonceStoreConfig configures a MemoryNonceStore. The zero value is
 // usable.
 type MemoryNonceStoreConfig struct {
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock that until times are compared with; give it the
+	// Verifier's clock when that is not time.Now. Defaults to time.Now.
 	Now func() time.Time
 	// MaxEntries bounds the reservations held. Defaults to
 	// MemoryNonceMaxDefault.
