@@ -98,11 +98,25 @@ func (m *message) fieldLines(name string) ([]string, bool) {
 		}
 		return []string{m.authority}, m.authority != ""
 	}
-	v := m.header.Values(name)
+	v := m.header[canonicalName(name)]
 	if len(v) == 0 {
 		return nil, false
 	}
 	return trimAll(v), true
+}
+
+// commonFields spares the allocation of canonicalising the names signatures
+// cover most often.
+var commonFields = map[string]string{
+	"date": "Date", "digest": "Digest", "content-digest": "Content-Digest", "content-type": "Content-Type",
+	"content-length": "Content-Length", "host": "Host", "accept": "Accept", "user-agent": "User-Agent",
+}
+
+func canonicalName(name string) string {
+	if c, ok := commonFields[name]; ok {
+		return c
+	}
+	return http.CanonicalHeaderKey(name)
 }
 
 func trimAll(v []string) []string {
