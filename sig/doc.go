@@ -26,5 +26,14 @@
 //	http.Handle("/inbox", v.Middleware(inbox))
 //	res, err := v.Verify(req) // res.KeyID, res.Owner, res.Scheme
 //
+// Replay protection is a NonceStore (MemoryNonceStore, or your own held to
+// the sigtest.TestNonceStore suite) set in VerifierConfig.Nonces.
+//
+// Object proofs (FEP-8b32, eddsa-jcs-2022):
+//
+//	doc = sig.WithDataIntegrityContext(doc)
+//	signed, _ := sig.CreateProof(doc, edKey, &sig.ProofOpts{VerificationMethod: keyURL, Created: now})
+//	proof, err := sig.VerifyProof(signed, edPub)
+//
 // sig imports no other fedkit package.
 package sig
