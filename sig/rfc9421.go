@@ -416,7 +416,7 @@ func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 			key = s
 		default:
 			// ;tr (trailers) and unknown parameters are not supported.
-			return "", fmt.Errorf("%w: parameter %q on %q", ErrUnsupportedAlgorithm, k, name)
+			return "", fmt.Errorf("%w: unsupported parameter %q on %q", ErrMalformed, k, name)
 		}
 	}
 	if bs && (sf || key != "") {
