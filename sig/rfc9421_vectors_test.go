@@ -483,6 +483,8 @@ func TestRFC9421ComponentValues(t *testing.T) {
 		{name: "2.2.8 query-param repeated", component: `@query-param;name="a"`, url: "https://example.com/?a=1&a=2", errIs: sig.ErrMalformed},
 		{name: "2.2.8 query-param absent", component: `@query-param;name="b"`, url: "https://example.com/?a=1", errIs: sig.ErrMissingComponent},
 		{name: "field absent", component: "x-nothing", errIs: sig.ErrMissingComponent},
+		{name: "trailer parameter unsupported", component: "example-header;tr", header: http.Header{"Example-Header": {"v"}}, errIs: sig.ErrMalformed},
+		{name: "bs with sf refused", component: "example-header;bs;sf", header: http.Header{"Example-Header": {"v"}}, errIs: sig.ErrMalformed},
 		{name: "status on request", component: "@status", errIs: sig.ErrMissingComponent},
 		{name: "unknown derived", component: "@nope", errIs: sig.ErrMalformed},
 	}
