@@ -367,12 +367,9 @@ func (s *Scheduler) succeeded(rec StateRecord, origin string, res *Result) State
 	return rec
 }
 
-func (s *Scheduler) completed(res *Result) time.Time {
-	if res != nil && !res.Completed.IsZero() {
-		return res.Completed
-	}
-	return s.cfg.Now()
-}
+// completed is the scheduler's own clock, so every persisted deadline uses
+// one time source even when the client was given another.
+func (s *Scheduler) completed(*Result) time.Time { return s.cfg.Now() }
 
 func (s *Scheduler) failed(rec StateRecord, origin string, op Operation, err error, log *slog.Logger) StateRecord {
 	done := s.cfg.Now() // delays run from the completion of the operation

@@ -187,3 +187,11 @@ func (c *countingLifecycle) Unregister(ctx context.Context, origin string, o *di
 	}
 	return c.Lifecycle.Unregister(ctx, origin, o)
 }
+
+// preRegister registers the relay directly, as an earlier run would have.
+func (e *schedEnv) preRegister() {
+	e.t.Helper()
+	if _, err := e.client.Register(context.Background(), schedOrigin, nil); err != nil {
+		e.t.Fatal(err)
+	}
+}

@@ -80,10 +80,7 @@ func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin stri
 		}
 		return res, err
 	}
-	done := res.Completed
-	if done.IsZero() {
-		done = o.Now()
-	}
+	done := o.Now()
 	rec.State, rec.Registered = StateRegistered, true
 	if res.Operation == OpRegister || res.Reconciled || res.RegisterOutcome != "" {
 		rec.Protocol = res.Version

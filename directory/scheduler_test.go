@@ -34,3 +34,51 @@ func TestSchedulerStartupRegistersNewRelay(t *testing.T) {
 		}
 	})
 }
+
+func registered(now time.Time, digest string) directory.StateRecord {
+	return directory.StateRecord{
+		State: directory.StateRegistered, Registered: true, Protocol: directory.V3, ProfileDigest: digest,
+		LastAttempt: now.Add(-time.Hour), LastSuccess: now.Add(-time.Hour), NextHeartbeat: now.Add(20 * time.Hour),
+		Operation: directory.OpHeartbeat, Outcome: directory.OutcomeRecorded,
+	}
+}
+
+func TestSchedulerStartupPulse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// rec builds the persisted record given now and the current digest.
+		rec  func(now time.Time, digest string) directory.StateRecord
+		want []string
+	}{
+		{"KnownUnchangedHeartbeats", registered, []string{"v3 heartbeat"}},
+		{"ProfileChangedRegisters", func(now time.Time, _ string) directory.StateRecord {
+			return registered(now, "0000000000000000000000000000000000000000000000000000000000000000")
+		}, []string{"v3 register"}},
+		{"NeverRegisteredRegisters", func(now time.Time, _ string) directory.StateRecord {
+			return directory.StateRecord{State: directory.StateConfigured}
+		}, []string{"v3 register"}},
+		{"RetryDeadlineHonoured", func(now time.Time, d string) directory.StateRecord {
+			r := registered(now, d)
+			r.State, r.RetryAt, r.Attempts = directory.StateRetrying, now.Add(10*time.Minute), 3
+			return r
+		}, nil},
+		{"DailyDeferralHonoured", func(now time.Time, d string) directory.StateRecord {
+			r := registered(now, d)
+			r.State, r.RetryAt, r.Code, r.Diagnostic = directory.StateRetrying, now.Add(23*time.Hour), directory.CodeAuthenticationFailed, directory.DiagDirectory
+			return r
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newSchedEnv(t, nil, directory.Profile{})
+				// The Directory knows the relay, as the persisted state says.
+				e.preRegister()
+				e.seed(tc.rec(time.Now(), e.client.ProfileDigest()))
+				e.scheduler(nil).Tick(context.Background())
+				if got := e.ops()[1:]; !slices.Equal(got, tc.want) {
+					t.Fatalf("requests = %q, want %q", got, tc.want)
+				}
+			})
+		})
+	}
+}
