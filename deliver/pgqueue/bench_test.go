@@ -1,0 +1,255 @@
+package pgqueue_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/pgqueue"
+)
+
+type rsaKeys struct{ key *rsa.PrivateKey }
+
+func (k rsaKeys) Key(context.Context, string) (crypto.Signer, error) { return k.key, nil }
+func (rsaKeys) Gone(context.Context, string) (bool, error)           { return false, nil }
+
+// rawSignsPerSecond measures rsa.SignPKCS1v15 on GOMAXPROCS goroutines: the
+// ceiling a signing deliverer can reach on these cores (as deliver's
+// BenchmarkFanout measures it).
+func rawSignsPerSecond(key *rsa.PrivateKey, d time.Duration) float64 {
+	digest := sha256.Sum256([]byte("baseline"))
+	var n atomic.Int64
+	stop := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if _, err := rsa.SignPKCS1v15(nil, key, crypto.SHA256, digest[:]); err != nil {
+					panic(err)
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n.Load()) / time.Since(start).Seconds()
+}
+
+// peakHeap samples the live heap until stop is called, and returns the
+// highest value seen.
+func peakHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-tick.C:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() uint64 { close(done); <-sampled; return peak.Load() }
+}
+
+// BenchmarkPGQueueFanout is deliver's BenchmarkFanout on pgqueue: one
+// activity to 10,000 inboxes on 100 loopback hosts answering 202 at once,
+// signed with RSA-2048. sign_bound_ratio is deliveries per second over the
+// raw RSA signing rate of the same cores in the same run.
+func BenchmarkPGQueueFanout(b *testing.B) {
+	const inboxCount, hostCount = 10_000, 100
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	c := testClient(b)
+	inboxes := make([]string, inboxCount)
+	for i := range inboxes {
+		inboxes[i] = fmt.Sprintf("http://h%d.example:%d/users/u%d/inbox", i%hostCount, port, i)
+	}
+	keys := deliver.NewCachingSenderKeys(rsaKeys{key}, nil)
+	q := newQueue(b, nil)
+
+	signsBefore := rawSignsPerSecond(key, time.Second)
+	stopPeak := peakHeap()
+	var delivered int
+	var elapsed time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		d, err := deliver.New(q, keys, c, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- d.Run(ctx) }()
+		tag := fmt.Sprintf("fanout-%d", i)
+		start := time.Now()
+		if err := d.SendBatch(context.Background(), keyID, activityJSON("bench"), inboxes, deliver.Batch{Tag: tag}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			st, err := d.Status(context.Background(), tag)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st.Pending == 0 {
+				if st.Delivered != inboxCount {
+					b.Fatalf("status %+v", st)
+				}
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		elapsed += time.Since(start)
+		delivered += inboxCount
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	peak := stopPeak()
+	signsPerSec := (signsBefore + rawSignsPerSecond(key, time.Second)) / 2
+	perSec := float64(delivered) / elapsed.Seconds()
+	b.ReportMetric(perSec, "deliveries_per_s")
+	b.ReportMetric(signsPerSec, "raw_signs_per_s")
+	b.ReportMetric(perSec/signsPerSec, "sign_bound_ratio")
+	b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MiB")
+}
+
+// workNoop claims and completes every job of q with workers goroutines, as
+// a deliverer whose sends cost nothing would, and returns how many it did.
+func workNoop(q deliver.Queue, workers, limit int) int64 {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for range workers {
+		wg.Go(func() {
+			for {
+				jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: limit})
+				if err != nil {
+					panic(err)
+				}
+				if len(jobs) == 0 {
+					return
+				}
+				for _, j := range jobs {
+					if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+						panic(err)
+					}
+				}
+				n.Add(int64(len(jobs)))
+			}
+		})
+	}
+	wg.Wait()
+	return n.Load()
+}
+
+// BenchmarkPGQueueThroughput claims and completes no-op jobs (no signing,
+// no sending) with 16 workers, and reports jobs per second; memory_ratio is
+// that rate over a MemoryQueue's in the same run, the cost of durability.
+func BenchmarkPGQueueThroughput(b *testing.B) {
+	const jobs, workers, limit = 20_000, 16, 8
+	q := newQueue(b, nil)
+	ctx := context.Background()
+	inboxes := make([]string, jobs)
+	for i := range inboxes {
+		inboxes[i] = fmt.Sprintf("https://h%d.example/users/u%d/inbox", i%100, i)
+	}
+	var pgTime, memTime time.Duration
+	var done int64
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		e := &deliver.Envelope{KeyID: keyID, Body: activityJSON("noop"), Inboxes: inboxes,
+			EnqueuedAt: time.Now().Add(-time.Second), Tag: fmt.Sprintf("noop-%d", i)}
+		if err := q.Enqueue(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if n := workNoop(q, workers, limit); n != jobs {
+			b.Fatalf("worked %d jobs, want %d", n, jobs)
+		}
+		pgTime += time.Since(start)
+		done += jobs
+		b.StopTimer()
+		mq := &deliver.MemoryQueue{}
+		if err := mq.Enqueue(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		workNoop(mq, workers, limit)
+		memTime += time.Since(start)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	perSec := float64(done) / pgTime.Seconds()
+	b.ReportMetric(perSec, "jobs_per_s")
+	b.ReportMetric(perSec/(float64(done)/memTime.Seconds()), "memory_ratio")
+}
+
+// BenchmarkPGQueueEnqueue100k enqueues one send to 100,000 inboxes and
+// reports the time and the peak live heap while doing it; heap_over_input
+// is that peak over the inbox list's own size.
+func BenchmarkPGQueueEnqueue100k(b *testing.B) {
+	const n = 100_000
+	q := newQueue(b, &pgqueue.Config{})
+	inboxes := make([]string, n)
+	var input int
+	for i := range inboxes {
+		inboxes[i] = fmt.Sprintf("https://h%d.example/users/user%d/inbox", i%1000, i)
+		input += len(inboxes[i]) + 16
+	}
+	body := activityJSON("big")
+	runtime.GC()
+	stopPeak := peakHeap()
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		e := &deliver.Envelope{KeyID: keyID, Body: body, Inboxes: inboxes, EnqueuedAt: time.Now(), Tag: fmt.Sprintf("big-%d", i)}
+		if err := q.Enqueue(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+	}
+	b.StopTimer()
+	peak := stopPeak()
+	b.ReportMetric(total.Seconds()/float64(b.N), "enqueue_s")
+	b.ReportMetric(float64(n*b.N)/total.Seconds(), "inboxes_per_s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MiB")
+	b.ReportMetric(float64(peak)/float64(input), "heap_over_input")
+}
