@@ -38,7 +38,7 @@ func TestSchedulerBackoffPersisted(t *testing.T) {
 				r.Code != directory.CodeInternalError || r.Diagnostic != directory.DiagDirectory {
 				t.Fatalf("attempt %d: record %+v, want RetryAt %v", n, r, want)
 			}
-			if d := r.RetryAt.Sub(time.Now()); d > directory.BackoffCap+time.Second {
+			if d := time.Until(r.RetryAt); d > directory.BackoffCap+time.Second {
 				t.Fatalf("attempt %d: local delay %v over the cap", n, d)
 			}
 			// Nothing is sent before the deadline...
