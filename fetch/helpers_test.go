@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -61,8 +60,6 @@ type site struct {
 	host string // name:port
 	base string // http://name:port
 	hits atomic.Int64
-	mu   sync.Mutex
-	log  []string // paths requested
 }
 
 func newSite(t testing.TB, name string) *site {
@@ -70,9 +67,6 @@ func newSite(t testing.TB, name string) *site {
 	s := &site{t: t, mux: http.NewServeMux()}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
-		s.mu.Lock()
-		s.log = append(s.log, r.URL.RequestURI())
-		s.mu.Unlock()
 		s.mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.srv.Close)
@@ -103,10 +97,4 @@ func (s *site) serve(path string, status int, contentType, body string) {
 // ap serves an ActivityPub document with Mastodon's content type.
 func (s *site) ap(path, body string) {
 	s.serve(path, 200, "application/activity+json; charset=utf-8", body)
-}
-
-func (s *site) requested() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.log...)
 }

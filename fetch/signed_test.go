@@ -86,7 +86,7 @@ func TestSignedFetch(t *testing.T) {
 		signer  bool
 		lookups int
 		want    string // schemes seen by the server, in order
-		err     error // any non-nil: a 401 is expected
+		err     error  // any non-nil: a 401 is expected
 	}{
 		{"cavage accepted first", map[sig.Scheme]bool{sig.SchemeCavage: true}, 0, true, 2, "[cavage cavage]", nil},
 		{"rfc9421-only server: knock twice, then remember", map[sig.Scheme]bool{sig.SchemeRFC9421: true}, 0, true, 3, "[cavage rfc9421 rfc9421 rfc9421]", nil},

@@ -61,16 +61,15 @@ type Walk struct {
 	lim    WalkLimits
 	origin string // the origin (or host) every page must be on
 
-	start     string          // collection IRI still to fetch, if any
-	startDoc  json.RawMessage // or the collection itself, embedded
-	started   bool
-	next      json.RawMessage // next page: IRI string or embedded object
-	seen      map[string]bool
-	pages     int
-	items     int
-	buf       []Item
-	err       error // sticky end: io.EOF or the error that ended the walk
-	limitNext bool  // the limit is reached; more would follow
+	start    string          // collection IRI still to fetch, if any
+	startDoc json.RawMessage // or the collection itself, embedded
+	started  bool
+	next     json.RawMessage // next page: IRI string or embedded object
+	seen     map[string]bool
+	pages    int
+	items    int
+	buf      []Item
+	err      error // sticky end: io.EOF or the error that ended the walk
 }
 
 // Walk returns a walk over the collection at collectionURL (an outbox, a
