@@ -10,9 +10,12 @@ import (
 const BudgetDefault = 1000
 
 // Budget caps the fetches made on behalf of one incoming request, so one
-// activity cannot make the server fetch without bound. Every HTTP request
-// a Fetcher makes under a context carrying the Budget spends one unit; at
-// zero, fetches fail with ErrBudgetExhausted before any request is sent.
+// activity cannot make the server fetch without bound. Every fetch a
+// Fetcher makes under a context carrying the Budget (a document, a page,
+// a WebFinger, host-meta or NodeInfo request, a re-fetch from an id)
+// spends one unit; redirect hops and the second signature knock belong to
+// the fetch that caused them. At zero, fetches fail with
+// ErrBudgetExhausted before any request is sent.
 // A Budget is safe for concurrent use.
 type Budget struct {
 	left atomic.Int64

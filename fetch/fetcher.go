@@ -34,6 +34,8 @@ type RequestSigner interface {
 	Sign(req *http.Request, scheme sig.Scheme) error
 }
 
+var _ RequestSigner = (*sig.Signer)(nil)
+
 // Config configures a Fetcher. A nil *Config means defaults.
 type Config struct {
 	// Signer signs every document GET (authorized fetch), and each of its
