@@ -1,0 +1,372 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/examples/relay/internal/store"
+	"github.com/fedkit/fedkit/sig"
+)
+
+// activity is the part of an incoming activity the relay reads.
+type activity struct {
+	ID     string          `json:"id"`
+	Type   json.RawMessage `json:"type"`
+	Actor  json.RawMessage `json:"actor"`
+	Object json.RawMessage `json:"object"`
+	To     json.RawMessage `json:"to"`
+	CC     json.RawMessage `json:"cc"`
+}
+
+func (a *activity) typ() string      { return firstString(a.Type) }
+func (a *activity) actorID() string  { return idOf(a.Actor) }
+func (a *activity) objectID() string { return idOf(a.Object) }
+
+// firstString reads a string, or the first string of an array.
+func firstString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil && len(ss) > 0 {
+		return ss[0]
+	}
+	return ""
+}
+
+// idOf reads a reference: a string, or an object's id.
+func idOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return o.ID
+	}
+	return ""
+}
+
+func stringList(raw json.RawMessage) []string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []string{s}
+	}
+	var ss []string
+	_ = json.Unmarshal(raw, &ss)
+	return ss
+}
+
+func isPublic(a *activity) bool {
+	for _, v := range append(stringList(a.To), stringList(a.CC)...) {
+		if v == Public || v == "as:Public" || v == "Public" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
+	ctx := req.Context()
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.MaxInboxBytes))
+	if err != nil {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	res, err := r.verify(req, body)
+	if err != nil {
+		r.log.DebugContext(ctx, "inbox: signature refused", "err", err)
+		http.Error(w, "signature refused", http.StatusUnauthorized)
+		return
+	}
+	var act activity
+	if err := json.Unmarshal(body, &act); err != nil {
+		http.Error(w, "not a JSON activity", http.StatusBadRequest)
+		return
+	}
+	sender := act.actorID()
+	if sender == "" || sender != res.Owner {
+		// The key must belong to the activity's actor: anything else is
+		// someone speaking for another.
+		http.Error(w, "signer is not the activity's actor", http.StatusUnauthorized)
+		return
+	}
+	su, err := url.Parse(sender)
+	if err != nil || !r.hostAllowed(su.Hostname()) {
+		http.Error(w, "domain not allowed", http.StatusForbidden)
+		return
+	}
+	status, msg := r.handle(ctx, &act, body, su.Hostname())
+	if status >= 400 {
+		http.Error(w, msg, status)
+		return
+	}
+	w.WriteHeader(status)
+}
+
+// verify checks the signature; a failure with a cached key refetches it
+// once, for a sender that rotated its key.
+func (r *Relay) verify(req *http.Request, body []byte) (*sig.Result, error) {
+	attempt := func() (*sig.Result, *usedKeys, error) {
+		ctx, used := noteKeys(req.Context())
+		rq := req.Clone(ctx)
+		rq.Body = io.NopCloser(bytes.NewReader(body))
+		rq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		rq.ContentLength = int64(len(body))
+		res, err := r.verifier.Verify(rq)
+		return res, used, err
+	}
+	res, used, err := attempt()
+	if err != nil && errors.Is(err, sig.ErrBadSignature) && len(used.ids) > 0 {
+		for _, id := range used.ids {
+			r.cfg.Keys.Forget(id)
+		}
+		res, _, err = attempt()
+	}
+	return res, err
+}
+
+func (r *Relay) handle(ctx context.Context, act *activity, body []byte, host string) (int, string) {
+	switch act.typ() {
+	case "Follow":
+		return r.follow(ctx, act, host)
+	case "Undo":
+		return r.undo(ctx, act, body)
+	case "Accept", "Reject":
+		return http.StatusAccepted, ""
+	case "Create", "Announce", "Update", "Delete", "Move":
+		return r.relay(ctx, act, body, host)
+	default:
+		return http.StatusAccepted, ""
+	}
+}
+
+func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, string) {
+	var style store.Style
+	switch act.objectID() {
+	case Public, "as:Public", "Public":
+		style = store.StyleMastodon
+	case r.actor:
+		style = store.StyleLitePub
+	default:
+		return http.StatusUnprocessableEntity, "follow the Public collection or the relay actor"
+	}
+	sender := act.actorID()
+	inbox, err := r.inboxOf(ctx, sender)
+	if err != nil {
+		r.log.InfoContext(ctx, "follow: actor lookup failed", "actor", sender, "err", err)
+		return http.StatusBadGateway, "could not fetch the follower's actor"
+	}
+	sub := store.Subscriber{Actor: sender, Inbox: inbox, Host: host, Style: style, FollowID: act.ID,
+		State: store.StateActive, Since: r.cfg.Now().UTC()}
+	if old, ok, err := r.cfg.Store.Get(ctx, sender); err != nil {
+		return http.StatusServiceUnavailable, "store unavailable"
+	} else if ok && old.State == store.StateActive {
+		sub.Since = old.Since
+	} else if r.cfg.ManualApproval {
+		sub.State = store.StatePending
+	}
+	if err := r.cfg.Store.Put(ctx, sub); err != nil {
+		r.log.ErrorContext(ctx, "follow: store", "err", err)
+		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	r.log.InfoContext(ctx, "subscription", "actor", sender, "style", sub.Style, "state", sub.State)
+	if sub.State == store.StateActive {
+		if err := r.sendAccept(ctx, sub); err != nil {
+			r.log.ErrorContext(ctx, "follow: queue accept", "err", err)
+			return http.StatusServiceUnavailable, "queue unavailable"
+		}
+	}
+	return http.StatusAccepted, ""
+}
+
+// inboxOf fetches actor and returns its shared inbox, else its inbox.
+func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
+	doc, err := r.cfg.Lookup.Lookup(ctx, actor)
+	if err != nil {
+		return "", err
+	}
+	var a struct {
+		Inbox     string `json:"inbox"`
+		Endpoints struct {
+			SharedInbox string `json:"sharedInbox"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(doc.Raw, &a); err != nil {
+		return "", err
+	}
+	inbox := a.Endpoints.SharedInbox
+	if inbox == "" {
+		inbox = a.Inbox
+	}
+	if u, err := url.Parse(inbox); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", errors.New("relay: actor has no usable inbox")
+	}
+	return inbox, nil
+}
+
+func (r *Relay) followObject(sub store.Subscriber) any {
+	obj := Public
+	if sub.Style == store.StyleLitePub {
+		obj = r.actor
+	}
+	return map[string]any{"id": sub.FollowID, "type": "Follow", "actor": sub.Actor, "object": obj}
+}
+
+func (r *Relay) sendAccept(ctx context.Context, sub store.Subscriber) error {
+	return r.sendResponse(ctx, sub, "Accept")
+}
+
+func (r *Relay) sendResponse(ctx context.Context, sub store.Subscriber, typ string) error {
+	b, err := json.Marshal(map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams",
+		"id":       r.newID(),
+		"type":     typ,
+		"actor":    r.actor,
+		"object":   r.followObject(sub),
+		"to":       []string{sub.Actor},
+	})
+	if err != nil {
+		return err
+	}
+	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
+}
+
+func (r *Relay) undo(ctx context.Context, act *activity, _ []byte) (int, string) {
+	var inner activity
+	_ = json.Unmarshal(act.Object, &inner)
+	sender := act.actorID()
+	sub, ok, err := r.cfg.Store.Get(ctx, sender)
+	if err != nil {
+		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	if !ok {
+		return http.StatusAccepted, ""
+	}
+	isFollow := inner.typ() == "Follow" && (inner.actorID() == "" || inner.actorID() == sender)
+	if !isFollow && act.objectID() != sub.FollowID {
+		// An Undo of something else (a Like, an Announce) is not ours to act on.
+		return http.StatusAccepted, ""
+	}
+	if _, err := r.cfg.Store.Delete(ctx, sender); err != nil {
+		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	r.log.InfoContext(ctx, "unsubscribed", "actor", sender)
+	return http.StatusAccepted, ""
+}
+
+func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host string) (int, string) {
+	sender := act.actorID()
+	sub, ok, err := r.cfg.Store.Get(ctx, sender)
+	if err != nil {
+		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	if !ok || sub.State != store.StateActive {
+		return http.StatusForbidden, "not subscribed to this relay"
+	}
+	typ := act.typ()
+	if (typ == "Create" || typ == "Announce" || typ == "Update") && !isPublic(act) {
+		return http.StatusAccepted, ""
+	}
+	objectID := act.objectID()
+	if objectID == "" {
+		return http.StatusBadRequest, "activity without object"
+	}
+	subs, err := r.cfg.Store.List(ctx)
+	if err != nil {
+		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	var forward, announce []string
+	for _, s := range subs {
+		if s.State != store.StateActive || s.Actor == sender || s.Host == host || s.Inbox == sub.Inbox {
+			continue
+		}
+		if !r.hostAllowed(s.Host) {
+			continue
+		}
+		if s.Style == store.StyleLitePub && (typ == "Create" || typ == "Announce") {
+			announce = append(announce, s.Inbox)
+		} else {
+			forward = append(forward, s.Inbox)
+		}
+	}
+	// One ordering key per object: a Delete (or Update) of an object never
+	// overtakes its Create on any inbox, whichever way each is wrapped.
+	batch := deliver.Batch{Tag: TagRelay, OrderingKey: objectID}
+	if len(forward) > 0 {
+		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, body, dedupe(forward), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
+			r.log.ErrorContext(ctx, "relay: queue", "err", err)
+			return http.StatusServiceUnavailable, "queue unavailable"
+		}
+	}
+	if len(announce) > 0 {
+		b, err := json.Marshal(map[string]any{
+			"@context":  "https://www.w3.org/ns/activitystreams",
+			"id":        r.newID(),
+			"type":      "Announce",
+			"actor":     r.actor,
+			"object":    objectID,
+			"to":        []string{r.cfg.PublicURL + "/followers"},
+			"cc":        []string{Public},
+			"published": r.cfg.Now().UTC().Format("2006-01-02T15:04:05Z"),
+		})
+		if err != nil {
+			return http.StatusInternalServerError, "internal error"
+		}
+		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, b, dedupe(announce), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
+			r.log.ErrorContext(ctx, "relay: queue", "err", err)
+			return http.StatusServiceUnavailable, "queue unavailable"
+		}
+	}
+	return http.StatusAccepted, ""
+}
+
+func dedupe(in []string) []string {
+	slices.Sort(in)
+	return slices.Compact(in)
+}
+
+// SkipUnsubscribed is a deliver SkipIf hook: a relayed delivery whose inbox
+// no longer belongs to an active subscriber is dropped when it comes due.
+// The set of active inboxes is reread at most every refresh, so the check
+// costs a map lookup per delivery rather than a store read.
+func SkipUnsubscribed(st store.Store, refresh time.Duration) func(ctx context.Context, inbox string, e *deliver.Envelope) bool {
+	var (
+		mu      sync.Mutex
+		inboxes map[string]bool
+		read    time.Time
+	)
+	return func(ctx context.Context, inbox string, e *deliver.Envelope) bool {
+		if e.Tag != TagRelay {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if inboxes == nil || time.Since(read) >= refresh {
+			subs, err := st.List(ctx)
+			if err != nil {
+				return false // deliver rather than lose a post on a store hiccup
+			}
+			inboxes = make(map[string]bool, len(subs))
+			for _, s := range subs {
+				if s.State == store.StateActive {
+					inboxes[s.Inbox] = true
+				}
+			}
+			read = time.Now()
+		}
+		return !inboxes[inbox]
+	}
+}

@@ -1,0 +1,291 @@
+package relay
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/examples/relay/internal/store"
+	"github.com/fedkit/fedkit/sig"
+)
+
+// Public is the ActivityStreams Public collection.
+const Public = "https://www.w3.org/ns/activitystreams#Public"
+
+// Defaults.
+const (
+	// MaxInboxBytesDefault bounds an inbox POST body.
+	MaxInboxBytesDefault = 1 << 20
+	// Version is reported in NodeInfo.
+	Version = "0.1.0"
+	// SoftwareName is reported in NodeInfo.
+	SoftwareName = "fedkit-relay"
+	// TagRelay and TagAccept are the delivery batch tags.
+	TagRelay  = "relay"
+	TagAccept = "accept"
+)
+
+// Sender queues an activity for delivery; *deliver.Deliverer is one.
+type Sender interface {
+	SendBatch(ctx context.Context, keyID string, activity []byte, inboxes []string, b deliver.Batch) error
+}
+
+// Config configures a Relay.
+type Config struct {
+	// PublicURL is the relay's origin, "https://relay.example". Required.
+	PublicURL string
+	// Name and Summary describe the actor.
+	Name, Summary string
+	// Key is the actor's RSA key. Required.
+	Key crypto.Signer
+	// Store keeps subscribers. Required.
+	Store store.Store
+	// Sender queues deliveries. Required.
+	Sender Sender
+	// Lookup fetches actors and keys (a *fetch.Fetcher). Required.
+	Lookup Lookuper
+	// Keys resolves signature keys. Defaults to a KeyCache over Lookup.
+	Keys *KeyCache
+	// ManualApproval keeps new subscriptions pending.
+	ManualApproval bool
+	// Blocked and Allowed are domain lists (subdomains included); a
+	// non-empty Allowed admits only those.
+	Blocked, Allowed []string
+	// AdminToken guards /admin. Empty disables the admin pages.
+	AdminToken string
+	// Health keeps per-host delivery health. Defaults to a new Health.
+	Health *Health
+	// Status adds queue and Directory sections to the status page.
+	Status StatusSource
+	// MaxInboxBytes bounds an inbox body. Defaults to MaxInboxBytesDefault.
+	MaxInboxBytes int64
+	// Now is the clock (signature windows, timestamps). Defaults to time.Now.
+	Now func() time.Time
+	// Logger. Defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Relay is the relay's HTTP side and its fan-out.
+type Relay struct {
+	cfg      Config
+	base     *url.URL
+	actor    string
+	keyID    string
+	pubPEM   string
+	verifier *sig.Verifier
+	log      *slog.Logger
+}
+
+// New returns a Relay.
+func New(cfg *Config) (*Relay, error) {
+	c := *cfg
+	if c.PublicURL == "" || c.Key == nil || c.Store == nil || c.Sender == nil || c.Lookup == nil {
+		return nil, errors.New("relay: PublicURL, Key, Store, Sender and Lookup are required")
+	}
+	base, err := url.Parse(c.PublicURL)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("relay: PublicURL: %q is not an origin", c.PublicURL)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Keys == nil {
+		c.Keys = NewKeyCache(c.Lookup, 0, 0, c.Now)
+	}
+	if c.Health == nil {
+		c.Health = NewHealth(0)
+	}
+	if c.MaxInboxBytes <= 0 {
+		c.MaxInboxBytes = MaxInboxBytesDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	pem, err := sig.MarshalPublicKeyPEM(c.Key.Public())
+	if err != nil {
+		return nil, fmt.Errorf("relay: %w", err)
+	}
+	r := &Relay{cfg: c, base: base, actor: c.PublicURL + "/actor", log: c.Logger, pubPEM: string(pem)}
+	r.keyID = r.actor + "#main-key"
+	// Behind a TLS proxy the request carries no scheme: take PublicURL's.
+	r.verifier, err = sig.NewVerifier(c.Keys, &sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Actor returns the actor's id; KeyID its key's.
+func (r *Relay) Actor() string { return r.actor }
+
+// KeyID returns the actor key's id.
+func (r *Relay) KeyID() string { return r.keyID }
+
+// Health returns the delivery health tracker.
+func (r *Relay) Health() *Health { return r.cfg.Health }
+
+// Handler serves every route.
+func (r *Relay) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /actor", r.serveActor)
+	mux.HandleFunc("POST /inbox", r.serveInbox)
+	mux.HandleFunc("POST /actor/inbox", r.serveInbox)
+	mux.HandleFunc("GET /outbox", r.serveEmptyCollection)
+	mux.HandleFunc("GET /followers", r.serveEmptyCollection)
+	mux.HandleFunc("GET /following", r.serveEmptyCollection)
+	mux.HandleFunc("GET /.well-known/webfinger", r.serveWebFinger)
+	mux.HandleFunc("GET /.well-known/nodeinfo", r.serveNodeInfoLinks)
+	mux.HandleFunc("GET /nodeinfo/2.1", r.serveNodeInfo)
+	mux.HandleFunc("GET /admin/status", r.admin(r.serveStatus))
+	mux.HandleFunc("GET /admin/status.json", r.admin(r.serveStatusJSON))
+	mux.HandleFunc("POST /admin/subscribers/approve", r.admin(r.serveApprove))
+	mux.HandleFunc("POST /admin/subscribers/remove", r.admin(r.serveRemove))
+	mux.HandleFunc("GET /{$}", r.serveIndex)
+	return mux
+}
+
+const (
+	ctActivity = "application/activity+json"
+	ctJRD      = "application/jrd+json"
+)
+
+func writeJSON(w http.ResponseWriter, status int, ct string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func (r *Relay) serveActor(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, ctActivity, map[string]any{
+		"@context":          []any{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+		"id":                r.actor,
+		"type":              "Application",
+		"preferredUsername": "relay",
+		"name":              r.cfg.Name,
+		"summary":           r.cfg.Summary,
+		"url":               r.actor,
+		"inbox":             r.cfg.PublicURL + "/inbox",
+		"outbox":            r.cfg.PublicURL + "/outbox",
+		"followers":         r.cfg.PublicURL + "/followers",
+		"following":         r.cfg.PublicURL + "/following",
+		"endpoints":         map[string]any{"sharedInbox": r.cfg.PublicURL + "/inbox"},
+		"manuallyApprovesFollowers": r.cfg.ManualApproval,
+		"publicKey": map[string]any{
+			"id":           r.keyID,
+			"owner":        r.actor,
+			"publicKeyPem": r.pubPEM,
+		},
+	})
+}
+
+func (r *Relay) serveEmptyCollection(w http.ResponseWriter, req *http.Request) {
+	writeJSON(w, http.StatusOK, ctActivity, map[string]any{
+		"@context":     "https://www.w3.org/ns/activitystreams",
+		"id":           r.cfg.PublicURL + req.URL.Path,
+		"type":         "OrderedCollection",
+		"totalItems":   0,
+		"orderedItems": []any{},
+	})
+}
+
+func (r *Relay) serveWebFinger(w http.ResponseWriter, req *http.Request) {
+	res := req.URL.Query().Get("resource")
+	host := r.base.Host
+	if res != "acct:relay@"+host && res != r.actor && res != "acct:relay@"+r.base.Hostname() {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, ctJRD, map[string]any{
+		"subject": "acct:relay@" + host,
+		"aliases": []string{r.actor},
+		"links": []any{
+			map[string]any{"rel": "self", "type": ctActivity, "href": r.actor},
+		},
+	})
+}
+
+func (r *Relay) serveNodeInfoLinks(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, "application/json", map[string]any{
+		"links": []any{map[string]any{
+			"rel":  "http://nodeinfo.diaspora.software/ns/schema/2.1",
+			"href": r.cfg.PublicURL + "/nodeinfo/2.1",
+		}},
+	})
+}
+
+func (r *Relay) serveNodeInfo(w http.ResponseWriter, req *http.Request) {
+	n, err := r.ActiveSubscribers(req.Context())
+	if err != nil {
+		http.Error(w, "unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, `application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.1#"`, map[string]any{
+		"version":           "2.1",
+		"software":          map[string]any{"name": SoftwareName, "version": Version, "repository": "https://github.com/fedkit/fedkit"},
+		"protocols":         []string{"activitypub"},
+		"services":          map[string]any{"inbound": []string{}, "outbound": []string{}},
+		"openRegistrations": !r.cfg.ManualApproval,
+		"usage":             map[string]any{"users": map[string]any{"total": 1}},
+		"metadata":          map[string]any{"subscribers": n},
+	})
+}
+
+func (r *Relay) serveIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "%s\n\nThis is an ActivityPub relay.\nMastodon: add %s/inbox as a relay.\nPleroma/Akkoma: follow %s.\n",
+		r.cfg.Name, r.cfg.PublicURL, r.actor)
+}
+
+// ActiveSubscribers counts active subscriptions: the Directory's
+// participating_instance_count.
+func (r *Relay) ActiveSubscribers(ctx context.Context) (int64, error) {
+	subs, err := r.cfg.Store.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, s := range subs {
+		if s.State == store.StateActive {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (r *Relay) newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return r.cfg.PublicURL + "/activities/" + hex.EncodeToString(b[:])
+}
+
+// hostAllowed applies the block and allow lists to host (no port).
+func (r *Relay) hostAllowed(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	in := func(list []string) bool {
+		for _, d := range list {
+			if host == d || strings.HasSuffix(host, "."+d) {
+				return true
+			}
+		}
+		return false
+	}
+	if in(r.cfg.Blocked) {
+		return false
+	}
+	return len(r.cfg.Allowed) == 0 || in(r.cfg.Allowed)
+}

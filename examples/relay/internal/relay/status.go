@@ -1,0 +1,193 @@
+package relay
+
+import (
+	"context"
+	"crypto/subtle"
+	_ "embed"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/examples/relay/internal/store"
+)
+
+// QueueDepth counts queued deliveries (claimed or not) per lane.
+type QueueDepth struct {
+	Backend  string `json:"backend"`
+	Priority int    `json:"priority"`
+	Normal   int    `json:"normal"`
+	Low      int    `json:"low"`
+}
+
+// Total sums the lanes.
+func (q QueueDepth) Total() int { return q.Priority + q.Normal + q.Low }
+
+// DirectoryRow is one configured Directory's local state.
+type DirectoryRow struct {
+	Origin        string    `json:"origin"`
+	Enabled       bool      `json:"enabled"`
+	State         string    `json:"state"`
+	LastSuccess   time.Time `json:"last_success,omitzero"`
+	NextHeartbeat time.Time `json:"next_heartbeat,omitzero"`
+	RetryAt       time.Time `json:"retry_at,omitzero"`
+	Code          string    `json:"code,omitempty"`
+	Diagnostic    string    `json:"diagnostic,omitempty"`
+}
+
+// StatusSource supplies the status page's sections the relay does not own.
+type StatusSource interface {
+	QueueDepth(ctx context.Context) (QueueDepth, error)
+	Directories(ctx context.Context) ([]DirectoryRow, error)
+}
+
+// Report is the status page, as HTML and as JSON.
+type Report struct {
+	GeneratedAt    time.Time          `json:"generated_at"`
+	Actor          string             `json:"actor"`
+	Version        string             `json:"version"`
+	ManualApproval bool               `json:"manual_approval"`
+	Active         int                `json:"active_subscribers"`
+	Pending        int                `json:"pending_subscribers"`
+	Subscribers    []store.Subscriber `json:"subscribers"`
+	Queue          *QueueDepth        `json:"queue,omitempty"`
+	Hosts          []HostHealth       `json:"hosts"`
+	RecentFailures []Failure          `json:"recent_failures"`
+	Directories    []DirectoryRow     `json:"directories"`
+	Errors         []string           `json:"errors,omitempty"`
+}
+
+// Report builds the status report; a failing section is noted in Errors.
+func (r *Relay) Report(ctx context.Context) *Report {
+	rep := &Report{GeneratedAt: r.cfg.Now().UTC(), Actor: r.actor, Version: Version, ManualApproval: r.cfg.ManualApproval,
+		Subscribers: []store.Subscriber{}, Directories: []DirectoryRow{}}
+	if subs, err := r.cfg.Store.List(ctx); err != nil {
+		rep.Errors = append(rep.Errors, "subscribers: store unavailable")
+	} else {
+		rep.Subscribers = subs
+		for _, s := range subs {
+			if s.State == store.StateActive {
+				rep.Active++
+			} else {
+				rep.Pending++
+			}
+		}
+	}
+	rep.Hosts, rep.RecentFailures = r.cfg.Health.Snapshot()
+	if r.cfg.Status != nil {
+		if q, err := r.cfg.Status.QueueDepth(ctx); err != nil {
+			rep.Errors = append(rep.Errors, "queue: unavailable")
+		} else {
+			rep.Queue = &q
+		}
+		if d, err := r.cfg.Status.Directories(ctx); err != nil {
+			rep.Errors = append(rep.Errors, "directories: state unavailable")
+		} else if d != nil {
+			rep.Directories = d
+		}
+	}
+	return rep
+}
+
+// admin guards h with the admin token: "Authorization: Bearer TOKEN", or a
+// token query or form value (so a browser can open the page from a link).
+func (r *Relay) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if r.cfg.AdminToken == "" {
+			http.Error(w, "admin pages are disabled", http.StatusNotFound)
+			return
+		}
+		tok := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if tok == "" || tok == req.Header.Get("Authorization") {
+			tok = req.FormValue("token")
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(r.cfg.AdminToken)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="relay admin"`)
+			http.Error(w, "admin token required", http.StatusUnauthorized)
+			return
+		}
+		h(w, req)
+	}
+}
+
+func (r *Relay) serveStatusJSON(w http.ResponseWriter, req *http.Request) {
+	writeJSON(w, http.StatusOK, "application/json", r.Report(req.Context()))
+}
+
+//go:embed status.html
+var statusHTML string
+
+var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
+	"ago": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+}).Parse(statusHTML))
+
+func (r *Relay) serveStatus(w http.ResponseWriter, req *http.Request) {
+	if strings.Contains(req.Header.Get("Accept"), "application/json") {
+		r.serveStatusJSON(w, req)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	_ = statusTmpl.Execute(w, struct {
+		*Report
+		Token string
+	}{r.Report(req.Context()), req.FormValue("token")})
+}
+
+func (r *Relay) serveApprove(w http.ResponseWriter, req *http.Request) {
+	ctx := req.Context()
+	sub, ok, err := r.cfg.Store.Get(ctx, req.FormValue("actor"))
+	switch {
+	case err != nil:
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	case !ok:
+		http.Error(w, "no such subscriber", http.StatusNotFound)
+		return
+	}
+	if sub.State != store.StateActive {
+		sub.State = store.StateActive
+		sub.Since = r.cfg.Now().UTC()
+		if err := r.cfg.Store.Put(ctx, sub); err != nil {
+			http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		if err := r.sendAccept(ctx, sub); err != nil {
+			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	r.backToStatus(w, req)
+}
+
+func (r *Relay) serveRemove(w http.ResponseWriter, req *http.Request) {
+	ctx := req.Context()
+	sub, ok, err := r.cfg.Store.Get(ctx, req.FormValue("actor"))
+	if err != nil {
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if ok {
+		if _, err := r.cfg.Store.Delete(ctx, sub.Actor); err != nil {
+			http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		// Tell the server, so it stops sending; a pending one is rejected.
+		_ = r.sendResponse(ctx, sub, "Reject")
+	}
+	r.backToStatus(w, req)
+}
+
+func (r *Relay) backToStatus(w http.ResponseWriter, req *http.Request) {
+	if strings.Contains(req.Header.Get("Accept"), "application/json") {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, req, "/admin/status?token="+template.URLQueryEscaper(req.FormValue("token")), http.StatusSeeOther)
+}
