@@ -191,3 +191,13 @@ func ExampleChoose() {
 	fmt.Println(origin.Choose("alice", []origin.Match{{DID: "did:plc:a", Username: "Alice"}}))
 	// Output: did:plc:a <nil>
 }
+
+func ExampleCommunityOrigin() {
+	o, _ := origin.CommunityOrigin("dev.coves.social", "c-nba.dev.coves.social", false)
+	fmt.Println(o)
+	_, err := origin.CommunityOrigin("evilcoves.social", "c-nba.coves.social", false)
+	fmt.Println(errors.Is(err, origin.ErrOriginNotAllowed))
+	// Output:
+	// dev.coves.social
+	// true
+}
