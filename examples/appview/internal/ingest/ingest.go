@@ -1,8 +1,3 @@
-// Package ingest turns Jetstream events into AppView writes: identity
-// events through the identity library's Refresher, account events through
-// the seq guard, profile commits through origin admission, posts into the
-// author index. Every result is classified done, permanent, unresolved or
-// busy; the last two go to the redrive table.
 package ingest
 
 import (

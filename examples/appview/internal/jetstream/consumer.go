@@ -112,11 +112,16 @@ func New(cursors CursorStore, h Handler, cfg *Config) (*Consumer, error) {
 	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 		return nil, fmt.Errorf("jetstream: URL %q: want ws:// or wss://", c.URL)
 	}
-	return &Consumer{cfg: c, cursors: cursors, handle: h, log: c.Logger}, nil
+	lanes := make([]chan job, c.Lanes)
+	for i := range lanes {
+		lanes[i] = make(chan job, c.LaneBuffer)
+	}
+	return &Consumer{cfg: c, cursors: cursors, handle: h, log: c.Logger, lanes: lanes}, nil
 }
 
 // Run consumes until ctx ends, reconnecting with backoff. It returns
-// ctx's error, or an error if the stored cursor cannot be read.
+// ctx's error, or an error if the stored cursor cannot be read. Call it
+// once at a time.
 func (c *Consumer) Run(ctx context.Context) error {
 	cursor, ok, err := c.cursors.LoadCursor(ctx, c.cfg.CursorName)
 	if err != nil {
@@ -129,9 +134,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	laneCtx, stopLanes := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	c.lanes = make([]chan job, c.cfg.Lanes)
 	for i := range c.lanes {
-		c.lanes[i] = make(chan job, c.cfg.LaneBuffer)
 		wg.Add(1)
 		go func(ch chan job) {
 			defer wg.Done()
@@ -255,12 +258,9 @@ func (c *Consumer) runWithRetry(ctx context.Context, f Frame) bool {
 }
 
 // Do runs fn on did's lane, after the lane's queued events, and waits for
-// it. It lets a redriver share the per-DID ordering. It fails if Run is
-// not running.
+// it. It lets a redriver share the per-DID ordering. Without a running
+// Run it waits until one starts or ctx ends.
 func (c *Consumer) Do(ctx context.Context, did string, fn func(context.Context)) error {
-	if c.lanes == nil {
-		return errors.New("jetstream: consumer not running")
-	}
 	j := job{fn: fn, done: make(chan struct{})}
 	select {
 	case c.lanes[c.lane(did)] <- j:

@@ -1,6 +1,3 @@
-// Package jetstream consumes a Jetstream v1 /subscribe firehose over
-// WebSocket: it parses frames, runs each DID's events in order on one of N
-// lanes, and advances a durable cursor only past events fully handled.
 package jetstream
 
 import (

@@ -1,6 +1,3 @@
-// Package store is the AppView's Postgres layer: embedded migrations, the
-// users, communities and posts tables, the Jetstream cursor and the redrive
-// queue. It takes a pool the caller owns and never dials.
 package store
 
 import (

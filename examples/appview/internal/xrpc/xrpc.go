@@ -1,7 +1,3 @@
-// Package xrpc serves the AppView's read API in XRPC style: getProfile,
-// getPosts (an author feed with the author's view on every post) and
-// resolveActor, each taking actor as a DID, a handle, name@host or
-// @name@host. Errors are {"error": "...", "message": "..."}.
 package xrpc
 
 import (
