@@ -556,6 +556,12 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job) {
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
+	if !d.cfg.Now().Before(j.LeaseUntil) {
+		// Waited out its lease for a slot: another process may own it now,
+		// so do not send; give it back if it is still ours.
+		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		return
+	}
 
 	key, err := d.keys.Key(work, e.KeyID)
 	if err != nil {

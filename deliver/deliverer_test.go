@@ -589,8 +589,7 @@ func TestBreakerOneProbeAtATime(t *testing.T) {
 	fail.Store("on", false)
 	// Hold the probe at the inbox until every other delivery was answered,
 	// so a quick probe cannot close the breaker before the rest ask.
-	gate := make(chan struct{})
-	ib.gate = gate
+	release := ib.hold(t)
 	done := make(chan struct{})
 	go func() { b.runDue(t); close(done) }()
 	waitFor(t, func() bool {
@@ -602,9 +601,8 @@ func TestBreakerOneProbeAtATime(t *testing.T) {
 		}
 		return held == 7
 	})
-	close(gate)
+	release()
 	<-done
-	ib.gate = nil
 	probes := 0
 	for _, a := range b.rec.Attempts() {
 		if a.Probe {
@@ -686,8 +684,7 @@ func TestPerHostConcurrency(t *testing.T) {
 		t.Parallel()
 		b := setup(t, func(c *deliver.Config) { c.Concurrency = 8 })
 		ib := newInbox(t, b.clock, nil)
-		gate := make(chan struct{})
-		ib.gate = gate
+		release := ib.hold(t)
 		var inboxes []string
 		for i := range 8 {
 			inboxes = append(inboxes, ib.URL(fmt.Sprintf("/%d", i)))
@@ -697,7 +694,7 @@ func TestPerHostConcurrency(t *testing.T) {
 		go func() { b.runDue(t); close(done) }()
 		<-ib.entered
 		<-ib.entered
-		close(gate)
+		release()
 		<-done
 		if p := ib.peak.Load(); p != deliver.PerHostDefault {
 			t.Fatalf("peak %d in flight to one host, want %d", p, deliver.PerHostDefault)
@@ -709,15 +706,14 @@ func TestPerHostConcurrency(t *testing.T) {
 		b1 := setup(t, func(c *deliver.Config) { c.HostLimiter = shared; c.Concurrency = 4 })
 		b2 := setup(t, func(c *deliver.Config) { c.HostLimiter = shared; c.Concurrency = 4 })
 		ib := newInbox(t, b1.clock, nil)
-		gate := make(chan struct{})
-		ib.gate = gate
+		release := ib.hold(t)
 		b1.send(t, "1", ib.URL("/a1"), ib.URL("/a2"), ib.URL("/a3"))
 		b2.send(t, "2", ib.URL("/b1"), ib.URL("/b2"), ib.URL("/b3"))
 		var wg sync.WaitGroup
 		wg.Go(func() { b1.runDue(t) })
 		wg.Go(func() { b2.runDue(t) })
 		<-ib.entered
-		close(gate)
+		release()
 		wg.Wait()
 		if p := ib.peak.Load(); p != 1 {
 			t.Fatalf("peak %d in flight across two deliverers sharing a limit of 1", p)

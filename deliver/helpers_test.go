@@ -160,6 +160,18 @@ func newInbox(t *testing.T, clk *clock, respond func(r *http.Request, n int) (in
 
 func (ib *inbox) URL(path string) string { return ib.srv.URL + path }
 
+// hold makes requests wait at the inbox until the returned release is
+// called; the test's cleanup releases them too, so a failing test does not
+// hang closing the server.
+func (ib *inbox) hold(t *testing.T) (release func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	ib.gate = gate
+	t.Cleanup(release)
+	return release
+}
+
 func (ib *inbox) requests() []received {
 	ib.mu.Lock()
 	defer ib.mu.Unlock()

@@ -35,8 +35,7 @@ func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
 		c.PollInterval = 10 * time.Millisecond
 	})
 	ib := newInbox(t, b.clock, nil)
-	gate := make(chan struct{})
-	ib.gate = gate
+	release := ib.hold(t)
 	var inboxes []string
 	for i := range 4 {
 		inboxes = append(inboxes, ib.URL(fmt.Sprintf("/%d", i)))
@@ -47,7 +46,7 @@ func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
 	go func() { done <- b.d.Run(ctx) }()
 	<-ib.entered // one is in flight; three wait for the host's slot
 	cancel()
-	close(gate)
+	release()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -77,10 +76,8 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 		c.PollInterval = 10 * time.Millisecond
 	})
 	ib := newInbox(t, b.clock, nil)
-	gate := make(chan struct{})
-	ib.gate = gate
-	defer close(gate)
-	b.sendBatch(t, "1", deliver.Batch{Tag: "grace"}, ib.URL("/stuck"))
+	ib.hold(t) // never answers
+		b.sendBatch(t, "1", deliver.Batch{Tag: "grace"}, ib.URL("/stuck"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- b.d.Run(ctx) }()
