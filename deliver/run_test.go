@@ -77,7 +77,7 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 	})
 	ib := newInbox(t, b.clock, nil)
 	ib.hold(t) // never answers
-		b.sendBatch(t, "1", deliver.Batch{Tag: "grace"}, ib.URL("/stuck"))
+	b.sendBatch(t, "1", deliver.Batch{Tag: "grace"}, ib.URL("/stuck"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- b.d.Run(ctx) }()
