@@ -94,7 +94,7 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 		return nil, err
 	}
 	ing, err := ingest.New(ingest.Deps{
-		Store: st, Refresher: ref, Admitter: adm, Resolver: d.Resolver, Cache: cache, Trusted: trusted,
+		Store: st, Refresher: ref, Admitter: adm, Resolver: d.Resolver, Trusted: trusted,
 	}, &ingest.Config{
 		IndexAllProfiles: cfg.IndexAllProfiles,
 		RedriveInterval:  cfg.RedriveInterval,

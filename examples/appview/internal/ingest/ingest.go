@@ -133,8 +133,6 @@ type Deps struct {
 	Admitter  *origin.Admitter
 	// Resolver is the uncached resolver, for rows about to be created.
 	Resolver identity.Resolver
-	// Cache, if set, is purged on account takedowns and deletions.
-	Cache identity.Purger
 	// Trusted are the bridge PDS hosts, for deciding which new DIDs get rows.
 	Trusted origin.TrustedHosts
 }
@@ -242,12 +240,32 @@ func (in *Ingester) identityEvent(ctx context.Context, f jetstream.Frame) error 
 
 func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 	a := f.Account
+	// One indexed read: unknown DIDs stop here; known ones get the seq guard.
 	m, err := in.d.Store.MarkOf(ctx, f.DID)
 	if err != nil {
 		return unresolved(identity.ReasonStoreFailed, err)
 	}
 	if m.Kind == store.KindNone {
 		return nil
+	}
+	seq := a.Seq
+	if seq <= 0 {
+		// Without a seq there is no order; time_us is monotonic on one
+		// stream, so the guard still rejects replays.
+		seq = f.TimeUS
+	}
+	if seq <= m.AccountSeq {
+		in.log.Debug("ingest: stale account event ignored", "did", f.DID, "seq", seq, "mark", m.AccountSeq)
+		return nil
+	}
+	// The library purges the caches and, under the per-DID lock, clears
+	// the origin fields of a deleted or taken-down account.
+	ev := identity.AccountEvent{DID: f.DID, Seq: a.Seq, Active: a.Active, Status: a.Status}
+	if t, err := time.Parse(time.RFC3339Nano, a.Time); err == nil {
+		ev.Time = t
+	}
+	if err := in.d.Refresher.HandleAccountEvent(ctx, ev); err != nil {
+		return err
 	}
 	status := ""
 	if !a.Active {
@@ -256,26 +274,10 @@ func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 			status = "inactive"
 		}
 	}
-	clear := origin.ClearOnAccountStatus(a.Status)
-	if clear && in.d.Cache != nil {
-		// Purge before the write: the seq guard would ignore a redrive.
-		did := identity.DID(f.DID)
-		if err := in.d.Cache.Purge(ctx, did); err != nil {
-			return unresolved(identity.ReasonPurgeFailed, err)
-		}
-	}
-	seq := a.Seq
-	if seq <= 0 {
-		// Without a seq there is no order; use time_us, which is monotonic
-		// on one stream, so the guard still rejects replays.
-		seq = f.TimeUS
-	}
-	applied, err := in.d.Store.ApplyAccount(ctx, m.Kind, f.DID, seq, status, clear)
-	if err != nil {
+	// Recorded last, so a failed clear is redriven rather than hidden by
+	// the guard.
+	if _, err := in.d.Store.ApplyAccount(ctx, m.Kind, f.DID, seq, status); err != nil {
 		return unresolved(identity.ReasonStoreFailed, err)
-	}
-	if !applied {
-		in.log.Debug("ingest: stale account event ignored", "did", f.DID, "seq", seq)
 	}
 	return nil
 }

@@ -300,29 +300,16 @@ func (s *Store) MarkOf(ctx context.Context, did string) (Mark, error) {
 	return m, nil
 }
 
-// ApplyAccount records an account event in one statement: the seq guard,
-// the status, and (when clearOrigin) "" over every origin column. It
-// reports false for a stale or replayed seq, which changed nothing.
-func (s *Store) ApplyAccount(ctx context.Context, k Kind, did string, seq int64, status string, clearOrigin bool) (bool, error) {
-	var sql string
-	switch k {
-	case KindUser:
-		sql = `UPDATE users SET account_seq = $2, account_status = $3, updated_at = now(),
-			origin = CASE WHEN $4 THEN '' ELSE origin END,
-			origin_username = CASE WHEN $4 THEN '' ELSE origin_username END,
-			origin_url = CASE WHEN $4 THEN '' ELSE origin_url END,
-			origin_software = CASE WHEN $4 THEN '' ELSE origin_software END
-			WHERE did = $1 AND account_seq < $2`
-	case KindCommunity:
-		sql = `UPDATE communities SET account_seq = $2, account_status = $3, updated_at = now(),
-			origin = CASE WHEN $4 THEN '' ELSE origin END,
-			origin_url = CASE WHEN $4 THEN '' ELSE origin_url END,
-			origin_software = CASE WHEN $4 THEN '' ELSE origin_software END
-			WHERE did = $1 AND account_seq < $2`
-	default:
-		return false, fmt.Errorf("store: apply account: no table for kind %q", k)
+// ApplyAccount records an account event's status and moves the account
+// seq high-water mark, in one statement. It reports false for a stale or
+// replayed seq, which changed nothing.
+func (s *Store) ApplyAccount(ctx context.Context, k Kind, did string, seq int64, status string) (bool, error) {
+	t, err := table(k)
+	if err != nil {
+		return false, err
 	}
-	tag, err := s.db.Exec(ctx, sql, did, seq, status, clearOrigin)
+	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET account_seq = $2, account_status = $3, updated_at = now()
+		WHERE did = $1 AND account_seq < $2`, did, seq, status)
 	if err != nil {
 		return false, fmt.Errorf("store: apply account: %w", err)
 	}
