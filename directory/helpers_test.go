@@ -35,15 +35,6 @@ func loadKey(t testing.TB, pemBytes []byte) crypto.Signer {
 	return k
 }
 
-func ownKey(t testing.TB) crypto.Signer {
-	t.Helper()
-	b, err := os.ReadFile(ownKeyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loadKey(t, b)
-}
-
 var (
 	sharedKeyOnce sync.Once
 	genKey        *rsa.PrivateKey

@@ -160,26 +160,3 @@ func (f strictFields) intArray(name string) ([]int64, error) {
 	}
 	return out, nil
 }
-
-func (f strictFields) strArray(name string) ([]string, error) {
-	raw := f[name]
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, strictErr(ReasonJSON)
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, strictErr(ReasonJSON)
-	}
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		if len(it) == 0 || it[0] != '"' {
-			return nil, strictErr(ReasonJSON)
-		}
-		var s string
-		if err := json.Unmarshal(it, &s); err != nil {
-			return nil, strictErr(ReasonJSON)
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}

@@ -172,7 +172,11 @@ func (s *Server) AddKey(keyID string, pub crypto.PublicKey) {
 }
 
 // SetEnrollment opens or closes first registration.
-func (s *Server) SetEnrollment(open bool) { s.mu.Lock(); defer s.mu.Unlock(); s.cfg.EnrollmentOpen = open }
+func (s *Server) SetEnrollment(open bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.EnrollmentOpen = open
+}
 
 // Suspend blocks (or unblocks) an actor's register and heartbeat.
 func (s *Server) Suspend(actor string, suspended bool) {
@@ -197,7 +201,11 @@ func (s *Server) SetVersions(vs ...directory.Version) {
 
 // Enqueue queues canned replies, served one per lifecycle request after
 // authentication and replay reservation.
-func (s *Server) Enqueue(r ...Reply) { s.mu.Lock(); defer s.mu.Unlock(); s.replies = append(s.replies, r...) }
+func (s *Server) Enqueue(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, r...)
+}
 
 // Forget removes an actor's registration row entirely (as pruning would),
 // so its next heartbeat gets 409 relay_not_registered.
