@@ -124,6 +124,7 @@ func TestLoadRejectsTamperedRecord(t *testing.T) {
 
 func TestRedisDownIsErrRedis(t *testing.T) {
 	c := newClosedClient()
+	defer c.Close()
 	s, err := redisstate.New(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +143,7 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal("nil client accepted")
 	}
 	c := newClosedClient()
+	defer c.Close()
 	if _, err := redisstate.New(c, &redisstate.Config{Retention: time.Millisecond}); err == nil {
 		t.Fatal("sub-second retention accepted")
 	}
