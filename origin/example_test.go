@@ -201,3 +201,15 @@ func ExampleCommunityOrigin() {
 	// dev.coves.social
 	// true
 }
+
+func ExampleClearAll() {
+	w := origin.ClearAll()
+	fmt.Printf("%q %q %q %q\n", *w.Origin, *w.Username, *w.URL, *w.Software)
+	// Output: "" "" "" ""
+}
+
+func ExampleTrustedHosts_Contains() {
+	var none origin.TrustedHosts // deny by default
+	fmt.Println(none.Contains("https://pds.tdpl.io"))
+	// Output: false
+}
