@@ -234,7 +234,8 @@ func (a *Admitter) judge(res Resolution) Reason {
 	if !a.trusted.Contains(res.PDS) {
 		return ReasonUntrustedPDS
 	}
-	h := strings.TrimSuffix(strings.ToLower(res.Handle), ".")
+	// Tolerate an implementation that left alsoKnownAs's "at://" on.
+	h := strings.TrimSuffix(strings.ToLower(strings.TrimPrefix(res.Handle, "at://")), ".")
 	if h == "" || h == "handle.invalid" {
 		return ReasonHandleUnverified
 	}

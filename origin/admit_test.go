@@ -63,6 +63,7 @@ func TestAdmit(t *testing.T) {
 		{"trusted host with upper case, default port and dot", mod(func(r *origin.Resolution) { r.PDS = "HTTPS://PDS.TDPL.IO.:443/" }), nil, asserts, true, origin.OutcomeAdmit, origin.ReasonAdmitted, admitted, 1},
 		{"dropped field stored as clear", bridged, nil, origin.Fields{Origin: "lemmy.world", Username: "Alice", URL: "http://lemmy.world/u/Alice"}, true,
 			origin.OutcomeAdmit, origin.ReasonAdmitted, `"lemmy.world" "Alice" "" ""`, 1},
+		{"handle with at:// prefix tolerated", mod(func(r *origin.Resolution) { r.Handle = "at://Alice.lemmy.world.ap.tdpl.io" }), nil, asserts, true, origin.OutcomeAdmit, origin.ReasonAdmitted, admitted, 1},
 		{"untrusted PDS clears known row", mod(func(r *origin.Resolution) { r.PDS = "https://bsky.social" }), nil, asserts, true, origin.OutcomeClear, origin.ReasonUntrustedPDS, cleared, 1},
 		{"untrusted PDS drops unknown user", mod(func(r *origin.Resolution) { r.PDS = "https://bsky.social" }), nil, asserts, false, origin.OutcomeDrop, origin.ReasonUntrustedPDS, nothing, 1},
 		{"no PDS", mod(func(r *origin.Resolution) { r.PDS = "" }), nil, asserts, true, origin.OutcomeClear, origin.ReasonUntrustedPDS, cleared, 1},
