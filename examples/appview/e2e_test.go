@@ -120,7 +120,7 @@ func TestConsumerResumesAfterDisconnect(t *testing.T) {
 	if got := originOf(h.actor(bob)); got[1] != "Bob" {
 		t.Errorf("bob origin = %q", got)
 	}
-	posts, err := h.app.store.PostsByAuthor(h.ctx, bob, time.Time{}, 10)
+	posts, err := h.app.store.PostsByAuthor(h.ctx, bob, time.Time{}, "", 10)
 	if err != nil || len(posts) != 2 {
 		t.Fatalf("posts = %v, %v", posts, err)
 	}

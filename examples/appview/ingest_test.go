@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/identity"
 	"github.com/fedkit/fedkit/identity/pgstore"
 )
 
@@ -37,6 +39,17 @@ func TestIdentityEventsRefreshKnownAndIgnoreUnknown(t *testing.T) {
 	}
 	if h.exists(stranger) {
 		t.Error("unknown DID got a row")
+	}
+	// Account events and posts of unknown DIDs cost the same single read.
+	for _, f := range [][]byte{
+		accountFrame(stranger, 13, false, "takendown"),
+		commitFrame(stranger, "app.bsky.feed.post", "3lp1", "3lab1", "create", map[string]any{"text": "hi"}),
+	} {
+		before := h.db.n.Load()
+		h.handle(f)
+		if q := h.db.n.Load() - before; q != 1 {
+			t.Errorf("unknown DID event cost %d queries, want 1", q)
+		}
 	}
 }
 
@@ -162,8 +175,17 @@ func TestDIDLeavingTheBridgeIsCleared(t *testing.T) {
 	if got := originOf(h.actor(mover)); got != cleared {
 		t.Errorf("moved account origin = %q, want cleared ('')", got)
 	}
-	// A takedown clears too.
+	// A takedown clears too, and purges the identity cache.
+	if _, err := h.app.cache.LookupDID(h.ctx, identity.DID(banned)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.cacheStore.Get(h.ctx, identity.DID(banned)); err != nil {
+		t.Fatalf("setup: cache entry: %v", err)
+	}
 	h.handle(accountFrame(banned, 31, false, "takendown"))
+	if _, err := h.app.cacheStore.Get(h.ctx, identity.DID(banned)); !errors.Is(err, identity.ErrCacheMiss) {
+		t.Errorf("cache entry after takedown: %v, want purged", err)
+	}
 	a := h.actor(banned)
 	if got := originOf(a); got != cleared {
 		t.Errorf("taken-down account origin = %q, want cleared", got)
@@ -267,5 +289,31 @@ func TestBusyLockDefersWithoutSpendingAttempts(t *testing.T) {
 	}
 	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
 		t.Fatalf("handle = %q after the lock was released", got)
+	}
+}
+
+func TestCommunityProfileOrigin(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	comm, rogue := plcDID("comm"), plcDID("rogue")
+	h.net.Claim(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(rogue, "news.evil.test", otherPDS)
+	h.addCommunity(rogue, "news.evil.test", otherPDS)
+	f := map[string]any{"name": "news", "origin": "lemmy.world", "originUrl": "https://lemmy.world/c/news", "originSoftware": "Lemmy"}
+	rec := map[string]any{"$type": "social.coves.community.profile", "displayName": "News"}
+	for k, v := range f {
+		rec[k] = v
+	}
+	h.handle(commitFrame(comm, "social.coves.community.profile", "self", "3laaa", "create", rec))
+	h.handle(commitFrame(rogue, "social.coves.community.profile", "self", "3laaa", "create", rec))
+	a := h.actor(comm)
+	if a.Kind != "community" || a.Name != "news" {
+		t.Fatalf("community row = %+v", a)
+	}
+	if got := originOf(a); got != [4]string{"lemmy.world", "<NULL>", "https://lemmy.world/c/news", "lemmy"} {
+		t.Errorf("bridged community origin = %q", got)
+	}
+	if got := originOf(h.actor(rogue)); got != [4]string{"", "<NULL>", "", ""} {
+		t.Errorf("community off the bridge origin = %q, want cleared", got)
 	}
 }

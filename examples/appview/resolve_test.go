@@ -167,3 +167,50 @@ func TestOutageIsALogged500(t *testing.T) {
 		}
 	}
 }
+
+func TestGetPostsPagesThroughTies(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.handle(profileFrame(alice, "3laaa", nil))
+	for _, rk := range []string{"3lp1", "3lp2", "3lp3"} {
+		// Same createdAt: only the URI orders them.
+		h.handle(commitFrame(alice, "app.bsky.feed.post", rk, "3l"+rk, "create", map[string]any{"text": rk, "createdAt": "2026-11-29T12:00:00Z"}))
+	}
+	srv := httptest.NewServer(xrpc.New(h.app.store, nil))
+	t.Cleanup(srv.Close)
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 3; page++ {
+		u := srv.URL + "/xrpc/" + xrpc.MethodGetPosts + "?limit=2&actor=" + url.QueryEscape(alice)
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Feed   []struct{ URI string }
+			Cursor string
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("page %d: %d %v", page, resp.StatusCode, err)
+		}
+		for _, p := range body.Feed {
+			if seen[p.URI] {
+				t.Fatalf("post %s served twice", p.URI)
+			}
+			seen[p.URI] = true
+		}
+		if cursor = body.Cursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("paged through %d posts, want 3", len(seen))
+	}
+}

@@ -343,14 +343,16 @@ func (s *Store) DeletePost(ctx context.Context, uri string) error {
 	return nil
 }
 
-// PostsByAuthor returns up to limit posts, newest first, strictly older than
-// before (zero: from the newest).
-func (s *Store) PostsByAuthor(ctx context.Context, did string, before time.Time, limit int) ([]Post, error) {
+// PostsByAuthor returns up to limit posts, newest first, strictly after the
+// page position (before, beforeURI) in that order; a zero before starts at
+// the newest. The URI breaks ties between posts created at the same time.
+func (s *Store) PostsByAuthor(ctx context.Context, did string, before time.Time, beforeURI string, limit int) ([]Post, error) {
 	if before.IsZero() {
-		before = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		before, beforeURI = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), ""
 	}
 	rows, err := s.db.Query(ctx, `SELECT uri, cid, text, created_at FROM posts
-		WHERE did = $1 AND created_at < $2 ORDER BY created_at DESC, uri DESC LIMIT $3`, did, before, limit)
+		WHERE did = $1 AND (created_at < $2 OR (created_at = $2 AND $3 <> '' AND uri < $3))
+		ORDER BY created_at DESC, uri DESC LIMIT $4`, did, before, beforeURI, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: posts: %w", err)
 	}

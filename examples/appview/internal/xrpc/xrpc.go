@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fedkit/fedkit/examples/appview/internal/store"
@@ -34,7 +35,7 @@ const (
 type Store interface {
 	ActorByDID(ctx context.Context, did string) (*store.Actor, error)
 	ActorByHandle(ctx context.Context, handle string) (*store.Actor, error)
-	PostsByAuthor(ctx context.Context, did string, before time.Time, limit int) ([]store.Post, error)
+	PostsByAuthor(ctx context.Context, did string, before time.Time, beforeURI string, limit int) ([]store.Post, error)
 	Origins() store.OriginIndex
 }
 
@@ -189,6 +190,9 @@ func (s *Server) resolveActor(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"did": a.DID, "handle": a.Handle})
 }
 
+// cursorSep joins a page cursor's time and URI; neither contains it.
+const cursorSep = "::"
+
 // Limits of getPosts.
 const (
 	PostsLimitDefault = 50
@@ -207,20 +211,22 @@ func (s *Server) getPosts(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	var before time.Time
+	var beforeURI string
 	if v := q.Get("cursor"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
+		ts, uri, _ := strings.Cut(v, cursorSep)
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || !strings.HasPrefix(uri, "at://") {
 			writeError(w, http.StatusBadRequest, ErrInvalidRequest, "bad cursor")
 			return
 		}
-		before = t
+		before, beforeURI = t, uri
 	}
 	a, e := s.actor(r)
 	if e != nil {
 		writeError(w, e.status, e.name, e.msg)
 		return
 	}
-	posts, err := s.store.PostsByAuthor(r.Context(), a.DID, before, limit)
+	posts, err := s.store.PostsByAuthor(r.Context(), a.DID, before, beforeURI, limit)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "xrpc: posts", "err", err)
 		writeError(w, http.StatusInternalServerError, ErrInternal, "internal error")
@@ -237,7 +243,8 @@ func (s *Server) getPosts(w http.ResponseWriter, r *http.Request) {
 			CreatedAt: p.CreatedAt.UTC().Format(time.RFC3339Nano), Author: av})
 	}
 	if len(posts) == limit {
-		out.Cursor = posts[len(posts)-1].CreatedAt.UTC().Format(time.RFC3339Nano)
+		p := posts[len(posts)-1]
+		out.Cursor = p.CreatedAt.UTC().Format(time.RFC3339Nano) + cursorSep + p.URI
 	}
 	writeJSON(w, http.StatusOK, out)
 }
