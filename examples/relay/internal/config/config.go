@@ -268,3 +268,62 @@ func normalizeDomains(in []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// FromEnv builds an environment-only configuration: each relay key is read
+// from the environment variable of the same name, the Directory keys through
+// directory.LoadEnv (which refuses to enable the scheduler from the
+// environment). Relative paths are relative to the working directory.
+func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, error) {
+	if opts == nil {
+		opts = &LoadOpts{}
+	}
+	get := func(k string) string { v, _ := lookupEnv(k); return v }
+	c := &Config{
+		PublicURL: get("PUBLIC_URL"), Listen: get("LISTEN"), ServiceName: get("SERVICE_NAME"), Summary: get("SUMMARY"),
+		DataDir: get("DATA_DIR"), ActorKey: get("ACTOR_KEY"), PostgresURL: get(EnvPostgresURL), RedisURL: get(EnvRedisURL),
+		RedisPrefix: get("REDIS_PREFIX"), AdminToken: get(EnvAdminToken),
+	}
+	var errs []error
+	if v := get("MANUAL_APPROVAL"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, errors.New("MANUAL_APPROVAL: must be true or false"))
+		}
+		c.ManualApproval = b
+	}
+	if v := get("JOB_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, errors.New("JOB_CONCURRENCY: must be a number"))
+		}
+		c.JobConcurrency = n
+	}
+	c.BlockedDomains = splitList(get("BLOCKED_DOMAINS"))
+	c.AllowedDomains = splitList(get("ALLOWED_DOMAINS"))
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	settings, warns, err := directory.LoadEnv(lookupEnv, &directory.LoadOpts{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	c.Directory = settings
+	for _, w := range warns {
+		c.Warnings = append(c.Warnings, w.String())
+	}
+	if err := c.defaultsAndValidate(); err != nil {
+		return nil, err
+	}
+	if opts.Strict && len(c.Warnings) > 0 {
+		return c, fmt.Errorf("%w: %d warning(s) in strict mode: %w", ErrInvalid, len(c.Warnings), directory.ErrStrictWarnings)
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		out = append(out, f)
+	}
+	return out
+}

@@ -108,7 +108,7 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "domain not allowed", http.StatusForbidden)
 		return
 	}
-	status, msg := r.handle(ctx, &act, body, su.Hostname())
+	status, msg := r.handle(ctx, &act, body, su.Host)
 	if status >= 400 {
 		http.Error(w, msg, status)
 		return

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/pgqueue"
+	"github.com/fedkit/fedkit/deliver/redisbreaker"
+	"github.com/fedkit/fedkit/directory"
+	"github.com/fedkit/fedkit/directory/redisstate"
+	"github.com/fedkit/fedkit/examples/relay/internal/config"
+	"github.com/fedkit/fedkit/examples/relay/internal/relay"
+	"github.com/fedkit/fedkit/examples/relay/internal/store"
+	"github.com/fedkit/fedkit/examples/relay/internal/store/pgstore"
+	"github.com/fedkit/fedkit/fetch"
+	"github.com/fedkit/fedkit/sig"
+)
+
+// KeyBits is the size of a generated actor key, as Mastodon's.
+const KeyBits = 2048
+
+// app is one relay process's parts.
+type app struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	key       crypto.Signer
+	httpc     *client.Client
+	fetcher   *fetch.Fetcher
+	store     store.Store
+	queue     deliver.Queue
+	depth     func(context.Context) (relay.QueueDepth, error)
+	health    *relay.Health
+	deliverer *deliver.Deliverer
+	relay     *relay.Relay
+	pool      *pgxpool.Pool
+	rdb       *redis.Client
+	dirState  directory.StateStore // nil without Redis (and without a scheduler)
+	token     string
+}
+
+func (a *app) close() {
+	if a.rdb != nil {
+		_ = a.rdb.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+	if a.httpc != nil {
+		a.httpc.CloseIdleConnections()
+	}
+}
+
+func newLogger(e *env) *slog.Logger {
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: e.logLevel}))
+}
+
+func subscribersFile(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "subscribers.json") }
+
+// loadKey reads the actor key; create generates and persists one when the
+// file does not exist (the server's first start).
+func loadKey(path string, create bool) (crypto.Signer, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		k, err := rsa.GenerateKey(rand.Reader, KeyBits)
+		if err != nil {
+			return nil, err
+		}
+		pemBytes, err := sig.MarshalPrivateKeyPEM(k)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.WriteFileAtomic(path, pemBytes, 0o600); err != nil {
+			return nil, fmt.Errorf("actor key: %w", err)
+		}
+		return k, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("actor key %s does not exist: start the server once to generate it", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("actor key: %w", err)
+	}
+	k, err := sig.ParsePrivateKeyPEM(b)
+	if err != nil {
+		return nil, fmt.Errorf("actor key %s: %w", path, err)
+	}
+	if _, ok := k.(*rsa.PrivateKey); !ok {
+		return nil, fmt.Errorf("actor key %s: must be RSA (Mastodon and the Directory expect rsa-sha256)", path)
+	}
+	return k, nil
+}
+
+// openApp connects the backends the configuration names and wires the relay.
+func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a *app, err error) {
+	a = &app{cfg: cfg, log: newLogger(e)}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if a.key, err = loadKey(cfg.ActorKey, createKey); err != nil {
+		return nil, err
+	}
+	a.httpc, err = client.New(&client.Config{AllowPrivate: e.allowPrivate, UserAgent: relay.SoftwareName + "/" + relay.Version + " (+" + cfg.ActorURL() + ")", Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	signer, err := sig.NewSigner(a.key, cfg.KeyID(), nil)
+	if err != nil {
+		return nil, err
+	}
+	schemes := deliver.NewMemorySchemeStore(0) // shared: a host's scheme learned once
+	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+
+	if cfg.PostgresURL != "" {
+		if a.pool, err = pgxpool.New(ctx, cfg.PostgresURL); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		ps := pgstore.New(a.pool)
+		if err := ps.Migrate(ctx); err != nil {
+			return nil, err
+		}
+		q, err := pgqueue.New(a.pool, &pgqueue.Config{Logger: a.log})
+		if err != nil {
+			return nil, err
+		}
+		if err := q.Migrate(ctx); err != nil {
+			return nil, err
+		}
+		a.store, a.queue = ps, q
+		a.depth = pgDepth(a.pool)
+	} else {
+		fs, err := store.OpenFile(subscribersFile(cfg))
+		if err != nil {
+			return nil, err
+		}
+		lq := &laneQueue{Queue: &deliver.MemoryQueue{}}
+		a.store, a.queue, a.depth = fs, lq, lq.depth
+	}
+
+	dcfg := deliver.DefaultConfig()
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		a.rdb = redis.NewClient(opt)
+		dcfg.Breaker.Store = redisbreaker.New(a.rdb, &redisbreaker.Config{KeyPrefix: cfg.RedisPrefix + "breaker:"})
+		if a.dirState, err = redisstate.New(a.rdb, &redisstate.Config{KeyPrefix: cfg.RedisPrefix + "directory:"}); err != nil {
+			return nil, err
+		}
+	} else if cfg.Directory.SchedulerEnabled {
+		// One process without Redis: the scheduler's state lives in memory.
+		a.dirState = &directory.MemoryStateStore{}
+	}
+	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
+	dcfg.OnAttempt = a.health.OnAttempt
+	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
+	dcfg.Schemes = schemes
+	dcfg.Concurrency = cfg.JobConcurrency
+	dcfg.Logger = a.log
+	dcfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
+		a.log.InfoContext(ctx, "delivery refused", "inbox", f.Inbox, "status", f.StatusCode, "activity", f.ActivityID)
+	}
+	if e.tuneDeliver != nil {
+		e.tuneDeliver(dcfg)
+	}
+	keys := deliver.NewCachingSenderKeys(staticKeys{id: cfg.KeyID(), key: a.key}, nil)
+	if a.deliverer, err = deliver.New(a.queue, keys, a.httpc, dcfg); err != nil {
+		return nil, err
+	}
+
+	a.token = cfg.AdminToken
+	if a.token == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		a.token = hex.EncodeToString(b[:])
+	}
+	a.relay, err = relay.New(&relay.Config{
+		PublicURL: cfg.PublicURL, Name: cfg.ServiceName, Summary: cfg.Summary, Key: a.key,
+		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
+		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
+		Health: a.health, Status: statusSource{a}, Logger: a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// staticKeys is the deliverer's SenderKeys: the relay signs with one key.
+type staticKeys struct {
+	id  string
+	key crypto.Signer
+}
+
+func (k staticKeys) Key(_ context.Context, keyID string) (crypto.Signer, error) {
+	if keyID != k.id {
+		return nil, fmt.Errorf("unknown key %s", keyID)
+	}
+	return k.key, nil
+}
+
+func (staticKeys) Gone(context.Context, string) (bool, error) { return false, nil }
+
+// laneQueue counts an in-memory queue's jobs per lane for the status page.
+type laneQueue struct {
+	deliver.Queue
+	mu      sync.Mutex
+	pending map[deliver.Lane]int
+	claimed map[int64]deliver.Lane
+}
+
+func (q *laneQueue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
+	if err := q.Queue.Enqueue(ctx, e); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == nil {
+		q.pending, q.claimed = map[deliver.Lane]int{}, map[int64]deliver.Lane{}
+	}
+	q.pending[e.Lane] += len(e.Inboxes)
+	return nil
+}
+
+func (q *laneQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.Job, error) {
+	jobs, err := q.Queue.Claim(ctx, o)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, j := range jobs {
+		q.claimed[j.ID] = j.Envelope.Lane
+	}
+	return jobs, err
+}
+
+func (q *laneQueue) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
+	err := q.Queue.Finish(ctx, ref, o)
+	if err == nil && o.Result != deliver.ResultPending {
+		q.mu.Lock()
+		if lane, ok := q.claimed[ref.ID]; ok {
+			q.pending[lane]--
+			delete(q.claimed, ref.ID)
+		}
+		q.mu.Unlock()
+	}
+	return err
+}
+
+func (q *laneQueue) depth(context.Context) (relay.QueueDepth, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return relay.QueueDepth{Backend: "memory", Priority: q.pending[deliver.LanePriority],
+		Normal: q.pending[deliver.LaneNormal], Low: q.pending[deliver.LaneLow]}, nil
+}
+
+// pgDepth counts pgqueue's jobs per lane. It reads pgqueue's jobs table
+// directly (default table prefix), as pgqueue has no per-lane count.
+func pgDepth(pool *pgxpool.Pool) func(context.Context) (relay.QueueDepth, error) {
+	return func(ctx context.Context) (relay.QueueDepth, error) {
+		d := relay.QueueDepth{Backend: "postgres"}
+		rows, err := pool.Query(ctx, `SELECT lane, count(*) FROM `+pgqueue.TablePrefixDefault+`jobs GROUP BY lane`)
+		if err != nil {
+			return d, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var lane int16
+			var n int
+			if err := rows.Scan(&lane, &n); err != nil {
+				return d, err
+			}
+			switch deliver.Lane(lane) {
+			case deliver.LanePriority:
+				d.Priority = n
+			case deliver.LaneLow:
+				d.Low = n
+			default:
+				d.Normal = n
+			}
+		}
+		return d, rows.Err()
+	}
+}
+
+// statusSource feeds the status page the queue and Directory sections.
+type statusSource struct{ a *app }
+
+func (s statusSource) QueueDepth(ctx context.Context) (relay.QueueDepth, error) { return s.a.depth(ctx) }
+
+func (s statusSource) Directories(ctx context.Context) ([]relay.DirectoryRow, error) {
+	entries := s.a.cfg.Directory.Directories
+	if s.a.cfg.Path != "" {
+		// Reread the file: unregister may have disabled or removed an entry.
+		if b, err := os.ReadFile(s.a.cfg.Path); err == nil {
+			if st, _, err := directory.ParseConfig(b, nil); err == nil {
+				entries = st.Directories
+			}
+		}
+	}
+	st, err := directory.LocalStatus(ctx, entries, s.a.dirState, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]relay.DirectoryRow, 0, len(st))
+	for _, e := range st {
+		rows = append(rows, relay.DirectoryRow{Origin: e.Origin, Enabled: e.Enabled, State: string(e.State),
+			LastSuccess: e.Record.LastSuccess, NextHeartbeat: e.Record.NextHeartbeat, RetryAt: e.Record.RetryAt,
+			Code: string(e.Record.Code), Diagnostic: string(e.Record.Diagnostic)})
+	}
+	return rows, nil
+}
