@@ -3,6 +3,10 @@ package deliver_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,5 +93,103 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 	st, _ := b.d.Status(context.Background(), "grace")
 	if st.Pending != 1 {
 		t.Fatalf("status %+v, want the cut-off delivery still queued", st)
+	}
+}
+
+func TestOrderingHoldsAcrossDeliverersSharingAQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	other, err := deliver.New(b.q, b.keys, testClient(t), b.cfg) // a second process on the same queue
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	creates := 0
+	ib := newInbox(t, b.clock, nil)
+	ib.respond = func(r *http.Request, n int) (int, http.Header) {
+		mu.Lock()
+		defer mu.Unlock()
+		got := ib.requests()
+		if strings.Contains(got[len(got)-1].Body, `"Delete"`) {
+			order = append(order, "delete")
+			return 202, nil
+		}
+		creates++
+		order = append(order, "create")
+		if creates < 2 {
+			return 500, nil
+		}
+		return 202, nil
+	}
+	key := "https://a.example/notes/9"
+	b.sendBatch(t, "create", deliver.Batch{OrderingKey: key}, ib.URL("/inbox"))
+	del := strings.Replace(string(activity("delete")), `"Create"`, `"Delete"`, 1)
+	if err := other.SendBatch(context.Background(), testKeyID, []byte(del), []string{ib.URL("/inbox")}, deliver.Batch{OrderingKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		var wg sync.WaitGroup
+		wg.Go(func() { b.runDue(t) })
+		wg.Go(func() {
+			if _, err := other.RunDue(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		b.clock.Advance(time.Hour)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, []string{"create", "create", "delete"}) {
+		t.Fatalf("arrival order %v", order)
+	}
+}
+
+// finishLog records every Finish a Deliverer makes.
+type finishLog struct {
+	*deliver.MemoryQueue
+	mu  sync.Mutex
+	log []deliver.Outcome
+}
+
+func (q *finishLog) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
+	q.mu.Lock()
+	q.log = append(q.log, o)
+	q.mu.Unlock()
+	return q.MemoryQueue.Finish(ctx, ref, o)
+}
+
+func TestLeaseLapsedWhileWaitingNotSent(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	q := &finishLog{MemoryQueue: &deliver.MemoryQueue{}}
+	d, err := deliver.New(q, &keys{}, testClient(t), &deliver.Config{Now: clk.Now, PerHost: 1, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := newInbox(t, clk, nil)
+	release := ib.hold(t)
+	if err := d.Send(context.Background(), testKeyID, activity("1"), []string{ib.URL("/first"), ib.URL("/second")}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { d.RunDue(context.Background()); close(done) }()
+	<-ib.entered
+	clk.Advance(2 * time.Minute) // /second's lease lapses while /first holds the slot
+	release()
+	<-done
+	// /first delivered; /second given back unsent with no attempt counted,
+	// then sent on a fresh claim.
+	delivered := deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}
+	givenBack := deliver.Outcome{Result: deliver.ResultPending, RetryAt: newClock().Now(), Attempts: 0}
+	q.mu.Lock()
+	got := append([]deliver.Outcome(nil), q.log...)
+	q.mu.Unlock()
+	if len(got) != 3 || got[0] != delivered || got[1] != givenBack || got[2] != delivered {
+		t.Fatalf("outcomes %+v, want the lapsed claim given back before any send", got)
+	}
+	if n := len(ib.requests()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
 	}
 }
