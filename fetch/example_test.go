@@ -296,3 +296,11 @@ func ExampleHTMLAlternate() {
 	fmt.Println(fetch.HTMLAlternate([]byte(page), base))
 	// Output: https://misskey.example/notes/9abc
 }
+
+func ExampleFetcher_WithSigner() {
+	c, _ := client.New(nil)
+	f, _ := fetch.New(c, nil)
+	var actorSigner *sig.Signer // the actor on whose behalf to fetch
+	asActor := f.WithSigner(actorSigner)
+	_, _ = asActor.Lookup(context.Background(), "https://secure.example/users/bob/followers")
+}

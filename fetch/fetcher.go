@@ -261,3 +261,12 @@ func statusError(r *response) error {
 	}
 	return e
 }
+
+// WithSigner returns a Fetcher that signs with s (nil: unsigned) and
+// shares everything else, the scheme memory included, with f: for
+// fetching as another actor than Config.Signer's.
+func (f *Fetcher) WithSigner(s RequestSigner) *Fetcher {
+	g := *f
+	g.cfg.Signer = s
+	return &g
+}

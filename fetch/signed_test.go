@@ -184,3 +184,27 @@ func TestMemorySchemeStore(t *testing.T) {
 		t.Fatal("default store")
 	}
 }
+
+func TestWithSigner(t *testing.T) {
+	t.Parallel()
+	sg := newSigning(t)
+	s := newSite(t, "secure.test")
+	af := &authorizedFetch{}
+	s.mux.HandleFunc("/note", af.handler(sg, map[sig.Scheme]bool{sig.SchemeRFC9421: true}, s.expand(`{"id":"{base}/note","type":"Note"}`)))
+	store := fetch.NewMemorySchemeStore(0)
+	unsigned := newFetcher(t, &fetch.Config{Schemes: store})
+	if _, err := unsigned.Lookup(context.Background(), s.url("/note")); err == nil {
+		t.Fatal("unsigned fetch accepted")
+	}
+	signed := unsigned.WithSigner(sg.signer)
+	if _, err := signed.Lookup(context.Background(), s.url("/note")); err != nil {
+		t.Fatal(err)
+	}
+	// The scheme learned is shared with the original Fetcher's store.
+	if sc, ok, _ := store.Scheme(context.Background(), s.host); !ok || sc != sig.SchemeRFC9421 {
+		t.Fatalf("store has %v, %v", sc, ok)
+	}
+	if fmtList(af.seen()) != "[none cavage rfc9421]" {
+		t.Fatalf("seen %v", af.seen())
+	}
+}
