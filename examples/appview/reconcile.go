@@ -14,6 +14,10 @@ import (
 	"github.com/fedkit/fedkit/identity"
 )
 
+// RateDefault is reconcile-handles' default -rate: gentle on the PLC
+// directory, still thousands of rows per ten minutes.
+const RateDefault = 10
+
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 
 // reconcileFlags are reconcile-handles' own flags.
@@ -22,6 +26,7 @@ type reconcileFlags struct {
 	clearCache  bool
 	concurrency int
 	jsonOut     bool
+	rate        float64
 }
 
 // cmdReconcile re-checks every bridged row (stored PDS on a trusted host)
@@ -37,6 +42,7 @@ func cmdReconcile(ctx context.Context, args []string, e env) int {
 	fs.BoolVar(&rf.clearCache, "clear-identity-cache", false, "empty identity_cache first (not with -dry-run)")
 	fs.IntVar(&rf.concurrency, "concurrency", identity.SweepConcurrencyDefault, "rows checked at once (also the lock pool size)")
 	fs.BoolVar(&rf.jsonOut, "json", false, "print the report as JSON on stdout")
+	fs.Float64Var(&rf.rate, "rate", RateDefault, "resolutions per second per host (PLC counts as one host); 0 = unlimited")
 	cfg, err := loadConfig(fs, args, e.getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "appview:", err)
@@ -48,6 +54,10 @@ func cmdReconcile(ctx context.Context, args []string, e env) int {
 	}
 	if rf.concurrency < 1 || rf.concurrency > 64 {
 		fmt.Fprintln(e.stderr, "appview: -concurrency must be 1-64")
+		return exitUsage
+	}
+	if rf.rate < 0 {
+		fmt.Fprintln(e.stderr, "appview: -rate must not be negative")
 		return exitUsage
 	}
 	if len(cfg.TrustedHosts) == 0 {
@@ -78,6 +88,7 @@ func cmdReconcile(ctx context.Context, args []string, e env) int {
 			return exitFailure
 		}
 	}
+	res = newLimitedResolver(res, rf.rate)
 	a, err := newApp(appDeps{Pool: pool, LockPool: lockPool, Resolver: res, Logger: newLogger(e.stderr)}, cfg)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "appview:", err)
