@@ -1,6 +1,7 @@
 package sig
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -197,45 +198,55 @@ func (cs *CavageSignature) String() string {
 // cavageSigningString builds the string to sign (draft-cavage-12 2.3).
 // withQuery false drops the query from (request-target), as older
 // Mastodon signed it.
-func cavageSigningString(m *message, cs *CavageSignature, withQuery bool) (string, error) {
-	var b strings.Builder
+func cavageSigningString(m *message, cs *CavageSignature, withQuery bool) ([]byte, error) {
+	b := make([]byte, 0, 128+64*len(cs.Headers))
 	for i, h := range cs.Headers {
 		if i > 0 {
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		}
-		b.WriteString(h)
-		b.WriteString(": ")
+		b = append(b, h...)
+		b = append(b, ": "...)
 		switch h {
 		case "(request-target)":
-			b.WriteString(strings.ToLower(m.method))
-			b.WriteByte(' ')
-			b.WriteString(m.requestTarget(withQuery))
+			for j := 0; j < len(m.method); j++ {
+				c := m.method[j]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			}
+			b = append(b, ' ')
+			b = m.appendRequestTarget(b, withQuery)
 		case "(created)":
 			if cs.Created.IsZero() {
-				return "", fmt.Errorf("%w: (created) signed but absent", ErrMissingComponent)
+				return nil, fmt.Errorf("%w: (created) signed but absent", ErrMissingComponent)
 			}
-			b.WriteString(itoa(cs.Created.Unix()))
+			b = strconv.AppendInt(b, cs.Created.Unix(), 10)
 		case "(expires)":
 			if cs.Expires.IsZero() {
-				return "", fmt.Errorf("%w: (expires) signed but absent", ErrMissingComponent)
+				return nil, fmt.Errorf("%w: (expires) signed but absent", ErrMissingComponent)
 			}
-			b.WriteString(itoa(cs.Expires.Unix()))
+			b = strconv.AppendInt(b, cs.Expires.Unix(), 10)
 		default:
 			lines, ok := m.fieldLines(h)
 			if !ok && h == "host" {
 				lines, ok = []string{m.authority}, m.authority != ""
 			}
 			if !ok {
-				return "", fmt.Errorf("%w: signed header %q absent", ErrMissingComponent, h)
+				return nil, fmt.Errorf("%w: signed header %q absent", ErrMissingComponent, h)
 			}
-			b.WriteString(strings.Join(lines, ", "))
+			for j, l := range lines {
+				if j > 0 {
+					b = append(b, ", "...)
+				}
+				b = append(b, l...)
+			}
 		}
 	}
-	s := b.String()
-	if strings.ContainsAny(s, "\r") {
-		return "", fmt.Errorf("%w: header value with CR", ErrMalformed)
+	if bytes.IndexByte(b, '\r') >= 0 {
+		return nil, fmt.Errorf("%w: header value with CR", ErrMalformed)
 	}
-	return s, nil
+	return b, nil
 }
 
 // cavageAlgFor returns the algorithm name we write for a key: rsa-sha256
@@ -253,15 +264,15 @@ func cavageAlgFor(key any) (string, error) {
 	return "", fmt.Errorf("%w: %T for draft-cavage", ErrUnsupportedKey, key)
 }
 
-func cavageSign(key crypto.Signer, s string) ([]byte, error) {
+func cavageSign(key crypto.Signer, s []byte) ([]byte, error) {
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
-		h := sha256.Sum256([]byte(s))
+		h := sha256.Sum256(s)
 		return rsa.SignPKCS1v15(nil, k, crypto.SHA256, h[:])
 	case ed25519.PrivateKey:
-		return ed25519.Sign(k, []byte(s)), nil
+		return ed25519.Sign(k, s), nil
 	case *ecdsa.PrivateKey:
-		h := sha256.Sum256([]byte(s))
+		h := sha256.Sum256(s)
 		return ecdsa.SignASN1(rand.Reader, k, h[:])
 	}
 	return nil, fmt.Errorf("%w: %T", ErrUnsupportedKey, key)
@@ -271,8 +282,7 @@ func cavageSign(key crypto.Signer, s string) ([]byte, error) {
 // hs2019 takes the algorithm from the key: RSA PKCS#1 v1.5 SHA-256 (what
 // Mastodon and go-fed mean by it), then RSASSA-PSS SHA-512 (what the draft
 // means by it), Ed25519, or ECDSA P-256 SHA-256.
-func cavageVerify(alg string, pub crypto.PublicKey, s string, sig []byte) error {
-	msg := []byte(s)
+func cavageVerify(alg string, pub crypto.PublicKey, msg, sig []byte) error {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		switch alg {
@@ -334,7 +344,8 @@ func cavageHeader(h http.Header) (string, bool) {
 // CavageSigningString returns the draft-cavage-12 string to sign for req
 // and cs, with the query in (request-target).
 func CavageSigningString(req *http.Request, cs *CavageSignature) (string, error) {
-	return cavageSigningString(requestMessage(req, ""), cs, true)
+	b, err := cavageSigningString(requestMessage(req, ""), cs, true)
+	return string(b), err
 }
 
 // VerifyCavage checks cs over req with pub, retrying without the query in

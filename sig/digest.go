@@ -20,16 +20,21 @@ const (
 // maxDigestHeader bounds the digest headers we parse.
 const maxDigestHeader = 8 << 10
 
+// sum digests body with alg, compared case-insensitively.
 func sum(alg string, body []byte) ([]byte, bool) {
-	switch strings.ToLower(alg) {
-	case DigestSHA256:
+	switch {
+	case strings.EqualFold(alg, DigestSHA256):
 		s := sha256.Sum256(body)
 		return s[:], true
-	case DigestSHA512:
+	case strings.EqualFold(alg, DigestSHA512):
 		s := sha512.Sum512(body)
 		return s[:], true
 	}
 	return nil, false
+}
+
+func knownDigest(alg string) bool {
+	return strings.EqualFold(alg, DigestSHA256) || strings.EqualFold(alg, DigestSHA512)
 }
 
 // ContentDigest returns an RFC 9530 Content-Digest value for body with the
@@ -69,6 +74,18 @@ func ParseContentDigest(lines []string) ([]DigestValue, error) {
 	if n := linesLen(lines); n == 0 || n > maxDigestHeader {
 		return nil, fmt.Errorf("%w: Content-Digest of %d bytes", ErrMalformed, n)
 	}
+	if fm, ok := fastBytesDict(lines); ok {
+		out := make([]DigestValue, len(fm))
+		for i, m := range fm {
+			out[i] = DigestValue{Alg: m.key, Sum: m.val}
+		}
+		return out, nil
+	}
+	return slowContentDigest(lines)
+}
+
+// slowContentDigest parses with httpsfv what the fast parser leaves.
+func slowContentDigest(lines []string) ([]DigestValue, error) {
 	d, err := httpsfv.UnmarshalDictionary(lines)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Content-Digest: %v", ErrMalformed, err)
@@ -96,6 +113,33 @@ func ParseContentDigest(lines []string) ([]DigestValue, error) {
 // member with an algorithm we know must match, and at least one must be
 // known; otherwise it returns ErrDigestMismatch (or ErrMalformed).
 func VerifyContentDigest(lines []string, body []byte) error {
+	if n := linesLen(lines); n > 0 && n <= maxDigestHeader {
+		// The common shape, checked without building the values; a
+		// mismatch is reported only once the whole field has parsed.
+		var mismatch string
+		known := 0
+		ok := scanBytesDict(lines, func(alg, enc string) bool {
+			var buf [64]byte
+			var src [128]byte
+			if len(enc) > len(src) || base64.StdEncoding.DecodedLen(len(enc)) > len(buf) {
+				return false // longer than any digest we know: the slow path
+			}
+			n, err := base64.StdEncoding.Decode(buf[:], src[:copy(src[:], enc)])
+			if err != nil {
+				return false
+			}
+			if k, match := digestMatches(alg, buf[:n], body); k {
+				known++
+				if !match && mismatch == "" {
+					mismatch = alg
+				}
+			}
+			return true
+		})
+		if ok {
+			return digestResult(known, mismatch)
+		}
+	}
 	vals, err := ParseContentDigest(lines)
 	if err != nil {
 		return err
@@ -106,19 +150,40 @@ func VerifyContentDigest(lines []string, body []byte) error {
 func checkDigests(vals []DigestValue, body []byte) error {
 	known := 0
 	for _, v := range vals {
-		s, ok := sum(v.Alg, body)
-		if !ok {
+		k, match := digestMatches(v.Alg, v.Sum, body)
+		if !k {
 			continue
 		}
 		known++
-		if subtle.ConstantTimeCompare(s, v.Sum) != 1 {
-			return fmt.Errorf("%w: %s", ErrDigestMismatch, v.Alg)
+		if !match {
+			return digestResult(known, v.Alg)
 		}
+	}
+	return digestResult(known, "")
+}
+
+func digestResult(known int, mismatch string) error {
+	if mismatch != "" {
+		return fmt.Errorf("%w: %s", ErrDigestMismatch, mismatch)
 	}
 	if known == 0 {
 		return fmt.Errorf("%w: no supported digest algorithm", ErrDigestMismatch)
 	}
 	return nil
+}
+
+// digestMatches reports whether alg is one we know and, if so, whether
+// want is body's digest. The sums stay on the stack.
+func digestMatches(alg string, want, body []byte) (known, match bool) {
+	switch {
+	case strings.EqualFold(alg, DigestSHA256):
+		s := sha256.Sum256(body)
+		return true, subtle.ConstantTimeCompare(s[:], want) == 1
+	case strings.EqualFold(alg, DigestSHA512):
+		s := sha512.Sum512(body)
+		return true, subtle.ConstantTimeCompare(s[:], want) == 1
+	}
+	return false, false
 }
 
 // Digest returns an RFC 3230 Digest value, "SHA-256=<base64>", as
@@ -146,9 +211,17 @@ func ParseDigest(lines []string) ([]DigestValue, error) {
 			if !ok || alg == "" {
 				return nil, fmt.Errorf("%w: Digest instance without '='", ErrMalformed)
 			}
-			alg = strings.ToLower(strings.TrimSpace(alg))
+			alg = strings.TrimSpace(alg)
+			switch {
+			case strings.EqualFold(alg, DigestSHA256):
+				alg = DigestSHA256 // spares lower-casing the usual "SHA-256"
+			case strings.EqualFold(alg, DigestSHA512):
+				alg = DigestSHA512
+			default:
+				alg = strings.ToLower(alg)
+			}
 			dv := DigestValue{Alg: alg}
-			if _, known := sum(alg, nil); known {
+			if knownDigest(alg) {
 				b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(val))
 				if err != nil {
 					return nil, fmt.Errorf("%w: Digest %s is not base64", ErrMalformed, alg)

@@ -88,6 +88,32 @@ func (m *message) requestTarget(withQuery bool) string {
 	return p
 }
 
+// appendRequestTarget appends requestTarget(withQuery) to b.
+func (m *message) appendRequestTarget(b []byte, withQuery bool) []byte {
+	if m.uri.RawPath == "" && m.uri.Path != "" && !needsEscape(m.uri.Path) {
+		b = append(b, m.uri.Path...) // EscapedPath would return Path itself
+	} else {
+		b = append(b, m.requestTarget(false)...)
+	}
+	if withQuery && (m.uri.RawQuery != "" || m.uri.ForceQuery) {
+		b = append(b, '?')
+		b = append(b, m.uri.RawQuery...)
+	}
+	return b
+}
+
+// needsEscape reports whether a path has a byte url.URL.EscapedPath
+// would escape; a conservative test (letters, digits, and -._~/).
+func needsEscape(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return true
+		}
+	}
+	return false
+}
+
 // fieldLines returns a header's field lines, each trimmed, or false when
 // the field is absent. Host is not in http.Header, so it comes from the
 // authority as sent.

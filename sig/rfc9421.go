@@ -151,7 +151,8 @@ func Base9421(req *http.Request, opts *SignOpts) (base []byte, params string, er
 	if err != nil {
 		return nil, "", err
 	}
-	return signatureBase(requestMessage(req, ""), il)
+	cov := coverageOf(il)
+	return signatureBase(requestMessage(req, ""), &cov)
 }
 
 // Sign9421 signs req with key under RFC 9421 and adds the signature to
@@ -183,7 +184,8 @@ func sign9421(m *message, h http.Header, key crypto.PrivateKey, opts *SignOpts) 
 	if err != nil {
 		return err
 	}
-	base, _, err := signatureBase(m, il)
+	cov := coverageOf(il)
+	base, _, err := signatureBase(m, &cov)
 	if err != nil {
 		return err
 	}
@@ -238,68 +240,109 @@ func dictOrNew(lines []string) (*httpsfv.Dictionary, error) {
 }
 
 // signatureBase builds the RFC 9421 2.5 signature base.
-func signatureBase(m *message, il httpsfv.InnerList) ([]byte, string, error) {
-	if len(il.Items) > maxComponents {
-		return nil, "", fmt.Errorf("%w: %d components", ErrMalformed, len(il.Items))
+func signatureBase(m *message, cov *coverage) ([]byte, string, error) {
+	if len(cov.comps) > maxComponents {
+		return nil, "", fmt.Errorf("%w: %d components", ErrMalformed, len(cov.comps))
 	}
-	var b bytes.Buffer
-	b.Grow(512)
+	// One allocation in the common case: identifiers, values of about a
+	// header line each, and the parameters.
+	b := make([]byte, 0, 256+len(cov.ser)+96*len(cov.comps))
 	var ids [maxComponents][2]int // offsets of each identifier in b
-	for i, it := range il.Items {
-		start := b.Len()
-		if err := writeIdentifier(&b, it); err != nil {
+	for i := range cov.comps {
+		c := &cov.comps[i]
+		start := len(b)
+		var err error
+		if b, err = appendIdentifier(b, c); err != nil {
 			return nil, "", err
 		}
-		id := b.Bytes()[start:]
+		id := b[start:]
 		for _, o := range ids[:i] {
-			if bytes.Equal(b.Bytes()[o[0]:o[1]], id) {
+			if bytes.Equal(b[o[0]:o[1]], id) {
 				return nil, "", fmt.Errorf("%w: component %s listed twice", ErrMalformed, id)
 			}
 		}
-		ids[i] = [2]int{start, b.Len()}
-		v, err := componentValue(m, it)
-		if err != nil {
+		ids[i] = [2]int{start, len(b)}
+		b = append(b, ": "...)
+		vstart := len(b)
+		if b, err = appendComponent(b, m, c.name, c.params); err != nil {
 			return nil, "", err
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			return nil, "", fmt.Errorf("%w: component %s has a newline", ErrMalformed, id)
+		if bytes.ContainsAny(b[vstart:], "\r\n") {
+			return nil, "", fmt.Errorf("%w: component %s has a newline", ErrMalformed, b[ids[i][0]:ids[i][1]])
 		}
-		b.WriteString(": ")
-		b.WriteString(v)
-		b.WriteByte('\n')
+		b = append(b, '\n')
 	}
-	params, err := marshalInnerList(il)
+	params, err := cov.serialized()
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: signature parameters: %v", ErrMalformed, err)
 	}
-	b.WriteString(`"@signature-params": `)
-	b.WriteString(params)
-	return b.Bytes(), params, nil
+	b = append(b, `"@signature-params": `...)
+	b = append(b, params...)
+	return b, params, nil
 }
 
-func writeIdentifier(b *bytes.Buffer, it httpsfv.Item) error {
-	if s, ok := it.Value.(string); ok && isPlain(s) && (it.Params == nil || len(it.Params.Names()) == 0) {
-		b.WriteByte('"')
-		b.WriteString(s)
-		b.WriteByte('"')
-		return nil
+func appendIdentifier(b []byte, c *component) ([]byte, error) {
+	if c.id != "" {
+		return append(b, c.id...), nil
 	}
-	id, err := marshalItem(it)
+	if isPlain(c.name) && len(paramNames(c.params)) == 0 {
+		b = append(b, '"')
+		b = append(b, c.name...)
+		return append(b, '"'), nil
+	}
+	id, err := marshalItem(httpsfv.Item{Value: c.name, Params: c.params})
 	if err != nil {
-		return fmt.Errorf("%w: component: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: component: %v", ErrMalformed, err)
 	}
-	b.WriteString(id)
-	return nil
+	return append(b, id...), nil
+}
+
+// appendComponent appends one component's value, writing the common
+// derived components and single-line fields in place.
+func appendComponent(b []byte, m *message, name string, p *httpsfv.Params) ([]byte, error) {
+	if p == nil && m.status == 0 {
+		switch name {
+		case "@method":
+			return append(b, m.method...), nil
+		case "@authority":
+			return append(b, m.authority...), nil
+		case "@target-uri":
+			b = append(b, m.scheme...)
+			b = append(b, "://"...)
+			b = append(b, m.authority...)
+			return m.appendRequestTarget(b, true), nil
+		case "@request-target":
+			return m.appendRequestTarget(b, true), nil
+		case "@path":
+			return m.appendRequestTarget(b, false), nil
+		}
+		if name != "" && name[0] != '@' && name != "host" && isLowerName(name) {
+			if v := m.header[canonicalName(name)]; len(v) == 1 && !needsTrim(v[0]) {
+				return append(b, v[0]...), nil
+			}
+		}
+	}
+	v, err := componentValue(m, name, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, v...), nil
+}
+
+// isLowerName reports whether a field name has no upper-case letter.
+func isLowerName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // componentValue derives one component's value (RFC 9421 2.1, 2.2).
-func componentValue(m *message, it httpsfv.Item) (string, error) {
-	name := it.Value.(string)
-	p := it.Params
-	if p == nil {
-		p = httpsfv.NewParams()
-	}
-	if _, ok := p.Get("req"); ok {
+// p may be nil.
+func componentValue(m *message, name string, p *httpsfv.Params) (string, error) {
+	if hasParam(p, "req") {
 		if m.req == nil {
 			return "", fmt.Errorf("%w: %q;req without a request", ErrMissingComponent, name)
 		}
@@ -311,7 +354,7 @@ func componentValue(m *message, it httpsfv.Item) (string, error) {
 				q.Add(k, v)
 			}
 		}
-		return componentValue(m.req, httpsfv.Item{Value: name, Params: q})
+		return componentValue(m.req, name, q)
 	}
 	if name != strings.ToLower(name) || name == "" {
 		return "", fmt.Errorf("%w: component %q is not lower case", ErrMalformed, name)
@@ -323,7 +366,7 @@ func componentValue(m *message, it httpsfv.Item) (string, error) {
 }
 
 func derived(m *message, name string, p *httpsfv.Params) (string, error) {
-	for _, k := range p.Names() {
+	for _, k := range paramNames(p) {
 		if !(name == "@query-param" && k == "name") {
 			return "", fmt.Errorf("%w: parameter %q on %s", ErrMalformed, k, name)
 		}
@@ -353,6 +396,9 @@ func derived(m *message, name string, p *httpsfv.Params) (string, error) {
 	case "@query":
 		return "?" + m.uri.RawQuery, nil
 	case "@query-param":
+		if p == nil {
+			return "", fmt.Errorf("%w: @query-param without a name", ErrMalformed)
+		}
 		v, ok := p.Get("name")
 		want, isStr := v.(string)
 		if !ok || !isStr {
@@ -401,7 +447,7 @@ func pctEncode(s string) string {
 func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 	var sf, bs bool
 	var key string
-	for _, k := range p.Names() {
+	for _, k := range paramNames(p) {
 		v, _ := p.Get(k)
 		switch k {
 		case "sf":

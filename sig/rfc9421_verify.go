@@ -21,17 +21,22 @@ type Signature9421 struct {
 	Created, Expires time.Time
 	Signature        []byte
 
-	il httpsfv.InnerList
+	cov coverage
 }
 
 // Components returns the covered component identifiers, serialised
 // (`"@method"`, `"example-dict";sf`), in signed order.
 func (s *Signature9421) Components() []string {
-	out := make([]string, 0, len(s.il.Items))
-	for _, it := range s.il.Items {
-		id, err := marshalItem(it)
-		if err != nil {
-			id = fmt.Sprint(it.Value) // unreachable: parsed items re-serialise
+	out := make([]string, 0, len(s.cov.comps))
+	for i := range s.cov.comps {
+		c := &s.cov.comps[i]
+		id := c.id
+		if id == "" {
+			var err error
+			id, err = marshalItem(httpsfv.Item{Value: c.name, Params: c.params})
+			if err != nil {
+				id = fmt.Sprint(c.name) // unreachable: parsed items re-serialise
+			}
 		}
 		out = append(out, id)
 	}
@@ -41,11 +46,9 @@ func (s *Signature9421) Components() []string {
 // Covers reports whether the signature covers the component name,
 // ignoring component parameters.
 func (s *Signature9421) Covers(name string) bool {
-	for _, it := range s.il.Items {
-		if it.Value.(string) == name {
-			if _, req := it.Params.Get("req"); !req {
-				return true
-			}
+	for i := range s.cov.comps {
+		if c := &s.cov.comps[i]; c.name == name && !hasParam(c.params, "req") {
+			return true
 		}
 	}
 	return false
@@ -55,6 +58,12 @@ func (s *Signature9421) Covers(name string) bool {
 // into one Signature9421 per label, in Signature-Input order. It returns
 // ErrNoSignature when there is no Signature-Input.
 func ParseSignatures9421(h http.Header) ([]*Signature9421, error) {
+	return parseSignatures9421(h, true)
+}
+
+// parseSignatures9421 parses with the fast parser first when fast is set,
+// else with httpsfv alone (the reference the fast path is tested against).
+func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
 	inLines, sgLines := h.Values("Signature-Input"), h.Values("Signature")
 	if len(inLines) == 0 {
 		return nil, ErrNoSignature
@@ -62,17 +71,33 @@ func ParseSignatures9421(h http.Header) ([]*Signature9421, error) {
 	if linesLen(inLines) > maxSigHeader || linesLen(sgLines) > maxSigHeader {
 		return nil, fmt.Errorf("%w: signature fields too large", ErrMalformed)
 	}
-	in, err := httpsfv.UnmarshalDictionary(inLines)
-	if err != nil {
-		return nil, fmt.Errorf("%w: Signature-Input: %v", ErrMalformed, err)
+	var in []sigInputMember
+	ok := false
+	if fast {
+		in, ok = fastSigInput(inLines)
 	}
-	sg, err := httpsfv.UnmarshalDictionary(sgLines)
-	if err != nil {
-		return nil, fmt.Errorf("%w: Signature: %v", ErrMalformed, err)
+	if !ok {
+		d, err := httpsfv.UnmarshalDictionary(inLines)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Signature-Input: %v", ErrMalformed, err)
+		}
+		in = slowSigInput(d)
+	}
+	var sg []bytesMember
+	ok = false
+	if fast {
+		sg, ok = fastBytesDict(sgLines)
+	}
+	if !ok {
+		d, err := httpsfv.UnmarshalDictionary(sgLines)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Signature: %v", ErrMalformed, err)
+		}
+		sg = slowBytesDict(d)
 	}
 	var out []*Signature9421
-	for _, label := range in.Names() {
-		s, err := parseOne(label, in, sg)
+	for i := range in {
+		s, err := parseOne(&in[i], sg)
 		if err != nil {
 			return nil, err
 		}
@@ -84,58 +109,103 @@ func ParseSignatures9421(h http.Header) ([]*Signature9421, error) {
 	return out, nil
 }
 
-func parseOne(label string, in, sg *httpsfv.Dictionary) (*Signature9421, error) {
-	m, _ := in.Get(label)
-	il, ok := m.(httpsfv.InnerList)
-	if !ok {
+// slowSigInput converts an httpsfv Signature-Input dictionary.
+func slowSigInput(d *httpsfv.Dictionary) []sigInputMember {
+	out := make([]sigInputMember, 0, len(d.Names()))
+	for _, label := range d.Names() {
+		mem, _ := d.Get(label)
+		il, isList := mem.(httpsfv.InnerList)
+		m := sigInputMember{label: label, bad: !isList}
+		if isList {
+			m.cov = coverageOf(il)
+			for _, it := range il.Items {
+				if _, ok := it.Value.(string); !ok {
+					m.nonString = true
+				}
+			}
+			for _, k := range il.Params.Names() {
+				v, _ := il.Params.Get(k)
+				sp := sigParam{key: k, kind: 'o'}
+				switch x := v.(type) {
+				case string:
+					sp.kind, sp.str = 's', x
+				case int64:
+					sp.kind, sp.num = 'i', x
+				}
+				m.params = append(m.params, sp)
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// slowBytesDict converts an httpsfv dictionary whose members should be
+// byte sequences; others are marked.
+func slowBytesDict(d *httpsfv.Dictionary) []bytesMember {
+	out := make([]bytesMember, 0, len(d.Names()))
+	for _, k := range d.Names() {
+		mem, _ := d.Get(k)
+		bm := bytesMember{key: k}
+		if it, ok := mem.(httpsfv.Item); !ok {
+			bm.bad = 'l'
+		} else if b, ok := it.Value.([]byte); !ok {
+			bm.bad = 'i'
+		} else {
+			bm.val = b
+		}
+		out = append(out, bm)
+	}
+	return out
+}
+
+func parseOne(m *sigInputMember, sg []bytesMember) (*Signature9421, error) {
+	label := m.label
+	if m.bad {
 		return nil, fmt.Errorf("%w: Signature-Input %q is not an inner list", ErrMalformed, label)
 	}
-	if len(il.Items) > maxComponents {
-		return nil, fmt.Errorf("%w: %d components", ErrMalformed, len(il.Items))
+	if len(m.cov.comps) > maxComponents {
+		return nil, fmt.Errorf("%w: %d components", ErrMalformed, len(m.cov.comps))
 	}
-	sm, ok := sg.Get(label)
-	if !ok {
-		return nil, fmt.Errorf("%w: no Signature for label %q", ErrMalformed, label)
-	}
-	si, ok := sm.(httpsfv.Item)
-	if !ok {
-		return nil, fmt.Errorf("%w: Signature %q is not an item", ErrMalformed, label)
-	}
-	raw, ok := si.Value.([]byte)
-	if !ok || len(raw) == 0 || len(raw) > maxSignatureSize {
-		return nil, fmt.Errorf("%w: Signature %q is not a byte sequence", ErrMalformed, label)
-	}
-	s := &Signature9421{Label: label, Signature: raw, il: il}
-	for _, it := range il.Items {
-		if _, ok := it.Value.(string); !ok {
-			return nil, fmt.Errorf("%w: component is not a string", ErrMalformed)
+	var sm *bytesMember
+	for i := range sg {
+		if sg[i].key == label {
+			sm = &sg[i]
+			break
 		}
 	}
-	for _, k := range il.Params.Names() {
-		v, _ := il.Params.Get(k)
+	switch {
+	case sm == nil:
+		return nil, fmt.Errorf("%w: no Signature for label %q", ErrMalformed, label)
+	case sm.bad == 'l':
+		return nil, fmt.Errorf("%w: Signature %q is not an item", ErrMalformed, label)
+	case sm.bad != 0 || len(sm.val) == 0 || len(sm.val) > maxSignatureSize:
+		return nil, fmt.Errorf("%w: Signature %q is not a byte sequence", ErrMalformed, label)
+	}
+	if m.nonString {
+		return nil, fmt.Errorf("%w: component is not a string", ErrMalformed)
+	}
+	s := &Signature9421{Label: label, Signature: sm.val, cov: m.cov}
+	for _, sp := range m.params {
 		var ok bool
-		switch k {
+		switch sp.key {
 		case "keyid":
-			s.KeyID, ok = v.(string)
+			s.KeyID, ok = sp.str, sp.kind == 's'
 		case "alg":
-			s.Alg, ok = v.(string)
+			s.Alg, ok = sp.str, sp.kind == 's'
 		case "nonce":
-			s.Nonce, ok = v.(string)
+			s.Nonce, ok = sp.str, sp.kind == 's'
 		case "tag":
-			s.Tag, ok = v.(string)
-		case "created", "expires":
-			var n int64
-			n, ok = v.(int64)
-			if k == "created" {
-				s.Created = time.Unix(n, 0)
-			} else {
-				s.Expires = time.Unix(n, 0)
-			}
+			s.Tag, ok = sp.str, sp.kind == 's'
+		case "created":
+			s.Created, ok = time.Unix(sp.num, 0), sp.kind == 'i'
+		case "expires":
+			s.Expires, ok = time.Unix(sp.num, 0), sp.kind == 'i'
 		default:
 			ok = true // unknown parameters are covered by the base, so harmless
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w: parameter %q has the wrong type", ErrMalformed, k)
+			return nil, fmt.Errorf("%w: parameter %q has the wrong type", ErrMalformed, sp.key)
 		}
 	}
 	return s, nil
@@ -173,7 +243,7 @@ func verify9421(m *message, s *Signature9421, pub crypto.PublicKey, alg string) 
 			return err
 		}
 	}
-	base, _, err := signatureBase(m, s.il)
+	base, _, err := signatureBase(m, &s.cov)
 	if err != nil {
 		return err
 	}

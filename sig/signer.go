@@ -277,8 +277,20 @@ func readBody(req *http.Request, limit int64) ([]byte, error) {
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("sig: body over %d bytes", limit)
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	rb := new(replayBody)
+	rb.Reset(body)
+	req.Body = rb
+	req.GetBody = func() (io.ReadCloser, error) {
+		rb := new(replayBody)
+		rb.Reset(body)
+		return rb, nil
+	}
 	req.ContentLength = int64(len(body))
 	return body, nil
 }
+
+// replayBody is a body read into memory: one allocation where
+// io.NopCloser(bytes.NewReader(b)) takes two.
+type replayBody struct{ bytes.Reader }
+
+func (*replayBody) Close() error { return nil }
