@@ -438,6 +438,22 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer cancelWork()
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	var wg sync.WaitGroup
+	if n, ok := d.queue.(Notifier); ok {
+		notified := make(chan struct{})
+		defer func() { <-notified }() // after ctx ends, so Notify has returned
+		go func() {
+			defer close(notified)
+			err := n.Notify(ctx, func() {
+				select {
+				case d.wake <- struct{}{}:
+				default:
+				}
+			})
+			if err != nil && ctx.Err() == nil {
+				d.log.Warn("deliver: queue notifications stopped; polling only", "err", err)
+			}
+		}()
+	}
 	timer := time.NewTimer(d.cfg.PollInterval)
 	timer.Stop()
 	defer timer.Stop()

@@ -84,6 +84,9 @@ type Job struct {
 	// Attempts is how many attempts were recorded before this claim.
 	Attempts int
 	// Envelope is the send this job belongs to, shared between its jobs.
+	// Its Inboxes may be empty on a claimed job: a backend need not load
+	// every inbox of a send to hand out one, and the deliverer reads only
+	// Job.Inbox.
 	Envelope *Envelope
 }
 
@@ -199,6 +202,15 @@ type Queue interface {
 	// Drop removes the jobs f selects, claimed or not, and returns how many.
 	// A claim of a dropped job then finishes with ErrLeaseLost.
 	Drop(ctx context.Context, f DropFilter) (int, error)
+}
+
+// Notifier is implemented by a Queue that can tell when work is enqueued by
+// another process or comes due, such as a Postgres queue using LISTEN and
+// NOTIFY. Run uses it, when the Queue has it, besides its PollInterval.
+type Notifier interface {
+	// Notify calls wake whenever work may be claimable, until ctx ends; it
+	// returns nil then.
+	Notify(ctx context.Context, wake func()) error
 }
 
 var (

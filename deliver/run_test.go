@@ -193,3 +193,54 @@ func TestLeaseLapsedWhileWaitingNotSent(t *testing.T) {
 		t.Fatalf("%d requests, want 2", n)
 	}
 }
+
+// notifyingQueue stands for a queue shared with other processes that
+// announces their enqueues (as LISTEN/NOTIFY does).
+type notifyingQueue struct {
+	*deliver.MemoryQueue
+	enqueued chan struct{}
+}
+
+func (q *notifyingQueue) Notify(ctx context.Context, wake func()) error {
+	for {
+		select {
+		case <-q.enqueued:
+			wake()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func TestRunWakesOnQueueNotifications(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	q := &notifyingQueue{MemoryQueue: &deliver.MemoryQueue{}, enqueued: make(chan struct{})}
+	d, err := deliver.New(q, &keys{}, testClient(t), &deliver.Config{Now: clk.Now, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := newInbox(t, clk, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	// Another process enqueues straight into the shared queue.
+	err = q.Enqueue(context.Background(), &deliver.Envelope{KeyID: testKeyID, Body: activity("1"),
+		Inboxes: []string{ib.URL("/inbox")}, EnqueuedAt: clk.Now(), Tag: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case q.enqueued <- struct{}{}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run never listened for the queue's notifications")
+	}
+	waitFor(t, func() bool {
+		st, _ := q.Status(context.Background(), "elsewhere")
+		return st.Delivered == 1
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
