@@ -109,19 +109,24 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 
 // migrate applies the AppView's migrations and the identity cache table.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := migrateVersions(ctx, pool)
+	return err
+}
+
+// migrateVersions is migrate, reporting the versions it applied.
+func migrateVersions(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	applied, err := store.Migrate(ctx, pool)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cs, err := pgstore.NewCacheStore(pool, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cs.Migrate(ctx); err != nil {
-		return fmt.Errorf("identity cache table: %w", err)
+		return nil, fmt.Errorf("identity cache table: %w", err)
 	}
-	_ = applied
-	return nil
+	return applied, nil
 }
 
 // communityHooks accepts any syntactically valid handle and has no

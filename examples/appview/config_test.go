@@ -104,3 +104,14 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	h := setup(t) // already migrated: the command must find nothing to do
+	var out strings.Builder
+	vars := map[string]string{"DATABASE_URL": h.connStr}
+	code := runEnv(t.Context(), []string{"migrate"}, env{stdout: &out, stderr: io.Discard, getenv: func(k string) string { return vars[k] }})
+	if code != exitOK || !strings.Contains(out.String(), "up to date") {
+		t.Fatalf("exit %d: %q", code, out.String())
+	}
+}

@@ -126,11 +126,16 @@ func cmdMigrate(ctx context.Context, args []string, e env) int {
 		return exitFailure
 	}
 	defer pool.Close()
-	if err := migrate(ctx, pool); err != nil {
+	applied, err := migrateVersions(ctx, pool)
+	if err != nil {
 		fmt.Fprintln(e.stderr, "appview:", err)
 		return exitFailure
 	}
-	fmt.Fprintln(e.stdout, "migrations applied")
+	if len(applied) == 0 {
+		fmt.Fprintln(e.stdout, "schema up to date")
+	} else {
+		fmt.Fprintln(e.stdout, "applied migrations", applied)
+	}
 	return exitOK
 }
 
