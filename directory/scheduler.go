@@ -160,6 +160,13 @@ func (s *Scheduler) Tick(ctx context.Context) time.Time {
 		// Turning the gate off is durable suppression, not a failure.
 		return next
 	}
+	// Keep a client's own entry list in step with the file just read, so
+	// it neither refuses a re-enabled entry nor serves a disabled one.
+	if u, ok := s.lc.(interface{ SetDirectories([]Entry) error }); ok {
+		if err := u.SetDirectories(set.Directories); err != nil {
+			s.log.Warn("directory scheduler: entries not applied to the client", "err", err)
+		}
+	}
 	for _, e := range set.Directories {
 		if ctx.Err() != nil {
 			return next

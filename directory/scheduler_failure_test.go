@@ -266,3 +266,26 @@ func TestSchedulerEnvironmentOnlyRefused(t *testing.T) {
 		t.Fatal("renewal not shorter than TTL accepted")
 	}
 }
+
+func TestSchedulerReconcileDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSchedEnv(t, nil, directory.Profile{})
+		var got time.Duration
+		e.lc.before = func(ctx context.Context, op string) error {
+			dl, ok := ctx.Deadline()
+			if ok {
+				got = time.Until(dl)
+			}
+			<-ctx.Done() // a Directory that never answers
+			return &directory.TransportError{Timeout: true}
+		}
+		e.scheduler(nil).Tick(context.Background())
+		if got != directory.ReconcileTimeoutDefault {
+			t.Fatalf("reconciliation deadline %v, want %v", got, directory.ReconcileTimeoutDefault)
+		}
+		if r := e.record(); r.Diagnostic != directory.DiagTimeout || r.State != directory.StateRetrying ||
+			!r.RetryAt.Equal(ceil(time.Now().Add(directory.RetryBackoff(schedActor, schedOrigin, 1)))) {
+			t.Fatalf("record %+v", r)
+		}
+	})
+}

@@ -223,3 +223,39 @@ func TestSchedulerRereadsUnderLease(t *testing.T) {
 		t.Fatalf("requests = %q, want %q", got, want)
 	}
 }
+
+func TestSchedulerShutdownReleasesLease(t *testing.T) {
+	store, newStore, _ := redisStore(t)
+	e := newSchedEnv(t, store, directory.Profile{})
+	s := e.scheduler(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	inFlight := make(chan struct{})
+	e.lc.before = func(c context.Context, op string) error {
+		close(inFlight)
+		<-c.Done() // SIGTERM arrives mid-request
+		return &directory.TransportError{Canceled: true}
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	<-inFlight
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	// Released, not left to expire: a successor owns it at once.
+	if _, err := newStore().Acquire(context.Background(), schedOrigin, time.Minute); err != nil {
+		t.Fatalf("lease not released on shutdown: %v", err)
+	}
+	if r := e.record(); !r.IsZero() {
+		t.Fatalf("cancelled attempt recorded %+v", r)
+	}
+}
+
+func TestLeaseReleasedOnCompletion(t *testing.T) {
+	store, _, _ := redisStore(t)
+	e := newSchedEnv(t, store, directory.Profile{})
+	e.scheduler(nil).Tick(context.Background())
+	if _, err := e.store.Acquire(context.Background(), schedOrigin, time.Minute); err != nil {
+		t.Fatalf("lease still held after the reconciliation: %v", err)
+	}
+}

@@ -240,3 +240,26 @@ func TestUnregisterCrashDuringEdit(t *testing.T) {
 		})
 	}
 }
+
+// failSaveStore refuses writes as a lost lease would.
+type failSaveStore struct{ directory.StateStore }
+
+func (failSaveStore) Save(context.Context, string, string, directory.StateRecord) error {
+	return directory.ErrLeaseLost
+}
+
+func TestUnregisterSuppressionWriteFailureSendsNothing(t *testing.T) {
+	e := unregisterEnv(t)
+	n := len(e.ops())
+	_, err := directory.Unregister(context.Background(), e.lc, schedOrigin, &directory.UnregisterOpts{ConfigFile: e.config, Store: failSaveStore{e.store}})
+	if !errors.Is(err, directory.ErrLeaseLost) {
+		t.Fatalf("err = %v, want ErrLeaseLost", err)
+	}
+	if len(e.ops()) != n {
+		t.Fatalf("remote traffic without a recorded suppression: %q", e.ops()[n:])
+	}
+	// The durable disable already happened and stands.
+	if !bytes.Contains(e.readConfig(), []byte("enabled: false")) {
+		t.Fatal("entry not disabled")
+	}
+}

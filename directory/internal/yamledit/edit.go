@@ -266,6 +266,18 @@ type item struct {
 func lineEdit(src []byte, origin string, remove bool) ([]byte, error) {
 	unsup := func(why string) error { return fmt.Errorf("%w: %s", ErrUnsupported, why) }
 	ls := splitLines(src)
+	// Only the first document is parsed for validation, so a stream of
+	// several documents is left to the operator.
+	content := false
+	for _, l := range ls {
+		if strings.HasPrefix(l.text, "---") || strings.HasPrefix(l.text, "...") {
+			if content {
+				return nil, unsup("multi-document stream")
+			}
+			continue
+		}
+		content = content || !blankOrComment(l.text)
+	}
 	hdr := -1
 	for i, l := range ls {
 		if after, ok := keyLine(l.text, Key); ok && indentOf(l.text) == 0 {

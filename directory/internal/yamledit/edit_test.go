@@ -125,6 +125,7 @@ func TestEditRefusals(t *testing.T) {
 		{"DuplicateOrigin", "DIRECTORIES:\n  - origin: https://directory.example\n  - origin: https://directory.example\n", ErrUnsupported},
 		{"BlockScalarEnabled", "DIRECTORIES:\n  - origin: https://directory.example\n    enabled: !!bool\n      true\n", ErrUnsupported},
 		{"AnchoredEnabled", "X: &t true\nDIRECTORIES:\n  - origin: https://directory.example\n    enabled: *t\n", ErrUnsupported},
+		{"MultiDocument", "DIRECTORIES:\n  - origin: https://directory.example\n---\nDIRECTORIES:\n  - origin: https://directory.example\n", ErrUnsupported},
 		{"OriginNotString", "DIRECTORIES:\n  - origin: 5\n", ErrEntryNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
