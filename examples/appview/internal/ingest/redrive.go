@@ -82,15 +82,18 @@ func (in *Ingester) redriveRow(ctx context.Context, r store.RedriveRow) error {
 // DeadRetentionDefault is how long dead redrive rows are kept.
 const DeadRetentionDefault = 7 * 24 * time.Hour
 
-// RunRedriver redrives every interval until ctx ends.
+// RunRedriver redrives at once (rows left by a previous run) and then
+// every interval, until ctx ends.
 func (in *Ingester) RunRedriver(ctx context.Context, interval time.Duration, lanes LaneRunner) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		n, err := in.RedriveOnce(ctx, lanes)
 		if err != nil && ctx.Err() == nil {
