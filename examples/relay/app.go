@@ -70,7 +70,9 @@ func newLogger(e *env) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: e.logLevel}))
 }
 
-func subscribersFile(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "subscribers.json") }
+func subscribersFile(cfg *config.Config) string {
+	return filepath.Join(cfg.DataDir, "subscribers.json")
+}
 
 // loadKey reads the actor key; create generates and persists one when the
 // file does not exist (the server's first start).
@@ -305,7 +307,9 @@ func pgDepth(pool *pgxpool.Pool) func(context.Context) (relay.QueueDepth, error)
 // statusSource feeds the status page the queue and Directory sections.
 type statusSource struct{ a *app }
 
-func (s statusSource) QueueDepth(ctx context.Context) (relay.QueueDepth, error) { return s.a.depth(ctx) }
+func (s statusSource) QueueDepth(ctx context.Context) (relay.QueueDepth, error) {
+	return s.a.depth(ctx)
+}
 
 func (s statusSource) Directories(ctx context.Context) ([]relay.DirectoryRow, error) {
 	entries := s.a.cfg.Directory.Directories

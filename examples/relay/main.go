@@ -55,10 +55,10 @@ type env struct {
 	lookupEnv      func(string) (string, bool)
 
 	// For tests only.
-	allowPrivate  []netip.Prefix              // admitted by the guarded client (127.0.0.0/8 in tests)
-	directoryHTTP directory.Doer              // reaches the fake Directory
-	tuneDeliver   func(*deliver.Config)       // faster retries and polling
-	ready         func(addr string, a *app)   // called once the server listens
+	allowPrivate  []netip.Prefix            // admitted by the guarded client (127.0.0.0/8 in tests)
+	directoryHTTP directory.Doer            // reaches the fake Directory
+	tuneDeliver   func(*deliver.Config)     // faster retries and polling
+	ready         func(addr string, a *app) // called once the server listens
 	logLevel      slog.Level
 }
 

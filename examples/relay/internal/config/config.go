@@ -253,7 +253,9 @@ func (c *Config) ActorURL() string { return c.PublicURL + "/actor" }
 func (c *Config) KeyID() string { return c.ActorURL() + "#main-key" }
 
 // Host is PUBLIC_URL's host (with port, if any).
-func (c *Config) Host() string { return strings.TrimPrefix(strings.TrimPrefix(c.PublicURL, "https://"), "http://") }
+func (c *Config) Host() string {
+	return strings.TrimPrefix(strings.TrimPrefix(c.PublicURL, "https://"), "http://")
+}
 
 func normalizeDomains(in []string) ([]string, error) {
 	out := make([]string, 0, len(in))

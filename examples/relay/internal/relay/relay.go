@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -172,18 +173,18 @@ func writeJSON(w http.ResponseWriter, status int, ct string, v any) {
 
 func (r *Relay) serveActor(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, ctActivity, map[string]any{
-		"@context":          []any{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
-		"id":                r.actor,
-		"type":              "Application",
-		"preferredUsername": "relay",
-		"name":              r.cfg.Name,
-		"summary":           r.cfg.Summary,
-		"url":               r.actor,
-		"inbox":             r.cfg.PublicURL + "/inbox",
-		"outbox":            r.cfg.PublicURL + "/outbox",
-		"followers":         r.cfg.PublicURL + "/followers",
-		"following":         r.cfg.PublicURL + "/following",
-		"endpoints":         map[string]any{"sharedInbox": r.cfg.PublicURL + "/inbox"},
+		"@context":                  []any{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+		"id":                        r.actor,
+		"type":                      "Application",
+		"preferredUsername":         "relay",
+		"name":                      r.cfg.Name,
+		"summary":                   r.cfg.Summary,
+		"url":                       r.actor,
+		"inbox":                     r.cfg.PublicURL + "/inbox",
+		"outbox":                    r.cfg.PublicURL + "/outbox",
+		"followers":                 r.cfg.PublicURL + "/followers",
+		"following":                 r.cfg.PublicURL + "/following",
+		"endpoints":                 map[string]any{"sharedInbox": r.cfg.PublicURL + "/inbox"},
 		"manuallyApprovesFollowers": r.cfg.ManualApproval,
 		"publicKey": map[string]any{
 			"id":           r.keyID,
@@ -275,6 +276,9 @@ func (r *Relay) newID() string {
 
 // hostAllowed applies the block and allow lists to host (no port).
 func (r *Relay) hostAllowed(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	in := func(list []string) bool {
 		for _, d := range list {
