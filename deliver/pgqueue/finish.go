@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fedkit/fedkit/deliver"
@@ -132,18 +133,14 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 }
 
 func (q *Queue) finishOnce(ctx context.Context, ids, tokens []int64, results []int16, retryAt []time.Time, attempts []int32) (map[int64]bool, error) {
-	rows, err := q.pool.Query(ctx, q.sql.finish, ids, tokens, results, retryAt, attempts)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	done := make(map[int64]bool, len(ids))
-	for rows.Next() {
+	err := q.query(ctx, q.sql.finish, []any{ids, tokens, results, retryAt, attempts}, func(rows pgx.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, err
+			return err
 		}
 		done[id] = true
-	}
-	return done, rows.Err()
+		return nil
+	})
+	return done, err
 }

@@ -63,6 +63,12 @@ type Config struct {
 	// FinishBatch caps how many outcomes one statement records when Finish
 	// is called concurrently. Defaults to FinishBatchDefault.
 	FinishBatch int
+	// DurableClaims makes Claim and Finish wait for their commit to reach
+	// disk. Defaults to false: they commit with synchronous_commit off, so
+	// a database crash can forget the last moments of claims and outcomes
+	// and those deliveries are sent again; none is lost. Enqueue and Drop
+	// always commit durably.
+	DurableClaims bool
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
 }
@@ -223,10 +229,6 @@ func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.J
 	}
 	q.maybeSweep(ctx, opts.Now)
 	leaseUntil := opts.Now.Add(opts.Lease)
-	rows, err := q.pool.Query(ctx, q.sql.claim, opts.Now, leaseUntil, opts.Limit)
-	if err != nil {
-		return nil, mapError("claim", err)
-	}
 	type claimed struct {
 		id, token, activity int64
 		inbox               string
@@ -236,15 +238,15 @@ func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.J
 		due                 time.Time
 	}
 	var cs []claimed
-	for rows.Next() {
+	err := q.query(ctx, q.sql.claim, []any{opts.Now, leaseUntil, opts.Limit}, func(rows pgx.Rows) error {
 		var c claimed
 		if err := rows.Scan(&c.id, &c.token, &c.activity, &c.inbox, &c.attempts, &c.lane, &c.okey, &c.due); err != nil {
-			rows.Close()
-			return nil, mapError("claim", err)
+			return err
 		}
 		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, mapError("claim", err)
 	}
 	if len(cs) == 0 {
@@ -397,4 +399,46 @@ func (q *Queue) Sweep(ctx context.Context) (int, error) {
 		return 0, mapError("sweep", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// query runs sql in one round trip and calls each for every row. Unless
+// DurableClaims is set, its implicit transaction commits with
+// synchronous_commit off: set_config's local flag confines that to this
+// transaction, leaving the caller's pooled connection as it was.
+func (q *Queue) query(ctx context.Context, sql string, args []any, each func(pgx.Rows) error) error {
+	var rows pgx.Rows
+	var br pgx.BatchResults
+	if q.cfg.DurableClaims {
+		var err error
+		if rows, err = q.pool.Query(ctx, sql, args...); err != nil {
+			return err
+		}
+	} else {
+		b := &pgx.Batch{}
+		b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
+		b.Queue(sql, args...)
+		br = q.pool.SendBatch(ctx, b)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var err error
+		if rows, err = br.Query(); err != nil {
+			return err
+		}
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if br != nil {
+		return br.Close()
+	}
+	return nil
 }

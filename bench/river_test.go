@@ -1,0 +1,171 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/pgqueue"
+	"github.com/fedkit/fedkit/internal/pgtest"
+)
+
+type noopArgs struct {
+	Inbox string `json:"inbox"`
+}
+
+func (noopArgs) Kind() string { return "fedkit_noop" }
+
+type noopWorker struct {
+	river.WorkerDefaults[noopArgs]
+}
+
+func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+
+const jobCount = 20_000
+
+// workLikeRun works q as Deliverer.Run does, with sends that cost nothing:
+// at most conc jobs in flight, claiming as many as there are free slots,
+// each job finished by its own goroutine. It returns once the queue is
+// empty, with how many jobs it worked.
+func workLikeRun(q deliver.Queue, conc int) int64 {
+	ctx := context.Background()
+	slots := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for {
+		slots <- struct{}{}
+		free := 1
+	fill:
+		for free < conc {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break fill
+			}
+		}
+		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: free})
+		if err != nil {
+			panic(err)
+		}
+		for range free - len(jobs) {
+			<-slots
+		}
+		if len(jobs) == 0 {
+			// One claimer and every job due: nothing left but what is in flight.
+			wg.Wait()
+			return n.Load()
+		}
+		for _, j := range jobs {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+					panic(err)
+				}
+				n.Add(1)
+			})
+		}
+	}
+}
+
+// BenchmarkPGQueueVsRiver inserts 20,000 no-op jobs and works them all, on
+// fedkit's pgqueue (claimed and finished as Deliverer.Run does) and on River
+// (its default queue, fetching with its shortest cool-down), with the same
+// number of workers, on the same database in the same run.
+// Each side is timed from before the insert to the last job completed.
+// ratio is pgqueue's jobs per second over River's.
+func BenchmarkPGQueueVsRiver(b *testing.B) {
+	// Deliverer's default concurrency, and the 100 workers River's
+	// examples use; both sides get the same number in flight.
+	for _, conc := range []int{16, 100} {
+		b.Run(fmt.Sprintf("workers=%d", conc), func(b *testing.B) { benchVsRiver(b, conc) })
+	}
+}
+
+func benchVsRiver(b *testing.B, conc int) {
+	ctx := context.Background()
+	pool := pgtest.Pool(b)
+
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := q.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	driver := riverpgxv5.New(pool)
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		b.Fatal(err)
+	}
+	ws := river.NewWorkers()
+	river.AddWorker(ws, noopWorker{})
+	rc, err := river.NewClient(driver, &river.Config{
+		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: conc}},
+		Workers:       ws,
+		FetchCooldown: river.FetchCooldownMin,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A buffer for every job, so no completion event is dropped.
+	completed, cancelSub := rc.SubscribeConfig(&river.SubscribeConfig{
+		ChanSize: 2 * jobCount, Kinds: []river.EventKind{river.EventKindJobCompleted}})
+	defer cancelSub()
+	if err := rc.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rc.Stop(context.Background()) }()
+
+	inboxes := make([]string, jobCount)
+	params := make([]river.InsertManyParams, jobCount)
+	for i := range inboxes {
+		inboxes[i] = fmt.Sprintf("https://h%d.example/users/u%d/inbox", i%100, i)
+		params[i] = river.InsertManyParams{Args: noopArgs{Inbox: inboxes[i]}}
+	}
+
+	var ours, theirs time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		e := &deliver.Envelope{KeyID: "k", Body: []byte(`{"id":"x"}`), Inboxes: inboxes,
+			EnqueuedAt: time.Now().Add(-time.Second), Tag: fmt.Sprintf("noop-%d", i)}
+		if err := q.Enqueue(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+		if n := workLikeRun(q, conc); n != jobCount {
+			b.Fatalf("pgqueue worked %d jobs", n)
+		}
+		ours += time.Since(start)
+
+		start = time.Now()
+		if _, err := rc.InsertManyFast(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+		for range jobCount {
+			select {
+			case <-completed:
+			case <-time.After(time.Minute):
+				b.Fatal("River stalled")
+			}
+		}
+		theirs += time.Since(start)
+	}
+	b.StopTimer()
+	oursPerSec := float64(jobCount*b.N) / ours.Seconds()
+	theirsPerSec := float64(jobCount*b.N) / theirs.Seconds()
+	b.ReportMetric(oursPerSec, "pgqueue_jobs_per_s")
+	b.ReportMetric(theirsPerSec, "river_jobs_per_s")
+	b.ReportMetric(oursPerSec/theirsPerSec, "ratio")
+}
