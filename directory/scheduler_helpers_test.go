@@ -195,3 +195,9 @@ func (e *schedEnv) preRegister() {
 		e.t.Fatal(err)
 	}
 }
+
+// SetDirectories forwards to the client, so the scheduler can keep it in
+// step with the file.
+func (c *countingLifecycle) SetDirectories(es []directory.Entry) error {
+	return c.Lifecycle.(interface{ SetDirectories([]directory.Entry) error }).SetDirectories(es)
+}

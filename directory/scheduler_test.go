@@ -82,3 +82,18 @@ func TestSchedulerStartupPulse(t *testing.T) {
 		})
 	}
 }
+
+func TestSchedulerAppliesFileEntriesToClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSchedEnv(t, nil, directory.Profile{})
+		// The client was built while the entry was disabled; the file now
+		// enables it.
+		if err := e.client.SetDirectories([]directory.Entry{{Origin: schedOrigin}}); err != nil {
+			t.Fatal(err)
+		}
+		e.scheduler(nil).Tick(context.Background())
+		if got := e.ops(); !slices.Equal(got, []string{"v3 register"}) {
+			t.Fatalf("requests = %q, record %+v", got, e.record())
+		}
+	})
+}
