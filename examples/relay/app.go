@@ -160,6 +160,9 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	}
 
 	dcfg := deliver.DefaultConfig()
+	if e.tuneDeliver != nil {
+		e.tuneDeliver(dcfg)
+	}
 	if cfg.RedisURL != "" {
 		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
@@ -182,9 +185,6 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	dcfg.Logger = a.log
 	dcfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
 		a.log.InfoContext(ctx, "delivery refused", "inbox", f.Inbox, "status", f.StatusCode, "activity", f.ActivityID)
-	}
-	if e.tuneDeliver != nil {
-		e.tuneDeliver(dcfg)
 	}
 	keys := deliver.NewCachingSenderKeys(staticKeys{id: cfg.KeyID(), key: a.key}, nil)
 	if a.deliverer, err = deliver.New(a.queue, keys, a.httpc, dcfg); err != nil {

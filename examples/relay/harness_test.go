@@ -40,6 +40,7 @@ func testKey(t testing.TB, name string) crypto.Signer {
 
 // fastDeliver makes retries and polling quick enough for tests.
 func fastDeliver(c *deliver.Config) {
+	c.Breaker.Threshold = 3
 	c.Retry = deliver.ExponentialRetry(20*time.Millisecond, 100*time.Millisecond, 6)
 	c.PollInterval = 10 * time.Millisecond
 	c.ShutdownGrace = 5 * time.Second
@@ -131,6 +132,7 @@ type instance struct {
 	mu       sync.Mutex
 	received []delivery
 	failNext map[string]int // "Type objectID" -> 503s still to answer
+	down     bool           // every delivery gets 503
 	arrived  chan struct{}
 }
 
@@ -187,6 +189,11 @@ func newInstance(t *testing.T, name string) *instance {
 			d.KeyID = res.KeyID.String()
 		}
 		in.mu.Lock()
+		if in.down {
+			in.mu.Unlock()
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		if in.failNext[d.Type+" "+d.ObjectID] > 0 {
 			in.failNext[d.Type+" "+d.ObjectID]--
 			in.mu.Unlock()
