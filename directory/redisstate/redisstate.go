@@ -129,6 +129,10 @@ func (s *Store) Acquire(ctx context.Context, origin string, ttl time.Duration) (
 
 // Renew implements directory.StateStore.
 func (s *Store) Renew(ctx context.Context, origin, token string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		// PEXPIRE 0 would delete the lease rather than extend it.
+		return errors.New("redisstate: lease ttl under one millisecond")
+	}
 	lk, _ := s.keys(origin)
 	n, err := renewScript.Run(ctx, s.rdb, []string{lk}, token, ttl.Milliseconds()).Int()
 	if err != nil {

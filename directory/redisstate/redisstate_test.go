@@ -148,3 +148,18 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal("sub-second retention accepted")
 	}
 }
+
+func TestRenewRefusesZeroTTL(t *testing.T) {
+	s, _, _ := setup(t)
+	ctx := context.Background()
+	tok, err := s.Acquire(ctx, origin, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Renew(ctx, origin, tok, 0); err == nil {
+		t.Fatal("zero TTL renew accepted")
+	}
+	if _, err := s.Acquire(ctx, origin, time.Minute); !errors.Is(err, directory.ErrLeaseHeld) {
+		t.Fatalf("lease gone after a refused renew: %v", err)
+	}
+}
