@@ -135,15 +135,18 @@ func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+	// One request serves both knocks of a signed fetch: the client signs a
+	// copy and leaves the caller's request untouched.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil || (req.URL.Scheme != "https" && req.URL.Scheme != "http") {
 		return nil, fmt.Errorf("fetch: %w: URL %s", client.ErrInvalidURL, clip(raw))
 	}
+	req.Header.Set("Accept", o.accept)
 	var resp *http.Response
 	if o.sign && f.cfg.Signer != nil {
-		resp, err = f.doSigned(ctx, u, o.accept)
+		resp, err = f.doSigned(ctx, req)
 	} else {
-		resp, err = f.do(ctx, u, o.accept, nil)
+		resp, err = f.do(req, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -181,12 +184,7 @@ func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, er
 	return r, nil
 }
 
-func (f *Fetcher) do(ctx context.Context, u *url.URL, accept string, sign client.SignFunc) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	req.Header.Set("Accept", accept)
+func (f *Fetcher) do(req *http.Request, sign client.SignFunc) (*http.Response, error) {
 	return f.c.DoWith(req, &client.DoOpts{Sign: sign, Stream: true})
 }
 
@@ -197,8 +195,8 @@ func refused(code int) bool { return code == http.StatusBadRequest || code == ht
 // doSigned signs with the host's remembered scheme (or FirstScheme), and
 // on a refusal knocks once more with the other one through the same
 // guarded client, remembering whichever worked.
-func (f *Fetcher) doSigned(ctx context.Context, u *url.URL, accept string) (*http.Response, error) {
-	host := strings.ToLower(u.Host)
+func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Response, error) {
+	host := strings.ToLower(req.URL.Host)
 	first, known, err := f.cfg.Schemes.Scheme(ctx, host)
 	if err != nil {
 		f.log.Debug("fetch: scheme store", "host", host, "err", err)
@@ -211,7 +209,7 @@ func (f *Fetcher) doSigned(ctx context.Context, u *url.URL, accept string) (*htt
 	with := func(s sig.Scheme) client.SignFunc {
 		return func(r *http.Request) error { return signer.Sign(r, s) }
 	}
-	resp, err := f.do(ctx, u, accept, with(first))
+	resp, err := f.do(req, with(first))
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +222,7 @@ func (f *Fetcher) doSigned(ctx context.Context, u *url.URL, accept string) (*htt
 	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
 	resp.Body.Close()
 	second := other(first)
-	resp, err = f.do(ctx, u, accept, with(second))
+	resp, err = f.do(req, with(second))
 	if err != nil {
 		return nil, err
 	}

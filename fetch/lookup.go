@@ -41,6 +41,11 @@ func (d *Document) Decode(v any) error { return json.Unmarshal(d.Raw, v) }
 // profile parameter lists the ActivityStreams namespace. Plain JSON never
 // does: a server that takes uploads would otherwise serve them in its name.
 func IsActivityPub(contentType string) bool {
+	// What Mastodon and most servers send, without parsing it each time.
+	switch contentType {
+	case "application/activity+json", "application/activity+json; charset=utf-8":
+		return true
+	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false
@@ -175,16 +180,18 @@ func (f *Fetcher) lookup(ctx context.Context, rawURL string, discover bool) (*Do
 	if err != nil {
 		return nil, err
 	}
-	final := resp.url.String()
 	if isPortable(h.ID) {
 		return f.portableDocument(resp, h)
 	}
 	if h.ID == "" {
-		return nil, &IDMismatchError{URL: final, ID: ""}
+		return nil, &IDMismatchError{URL: resp.url.String(), ID: ""}
 	}
-	if !origin.SameOrigin(h.ID, final) {
+	// Parsed once: the id's origin is compared with the URL's and with
+	// every author's.
+	idOrigin, idErr := origin.Parse(h.ID)
+	if !sameOrigin(idOrigin, idErr, resp.url) {
 		if !isHTTP(h.ID) {
-			return nil, &IDMismatchError{URL: final, ID: h.ID}
+			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
 		}
 		// Another origin's object: ask its owner, once.
 		id := h.ID
@@ -196,20 +203,34 @@ func (f *Fetcher) lookup(ctx context.Context, rawURL string, discover bool) (*Do
 		if h, err = parseHead(resp.body); err != nil {
 			return nil, err
 		}
-		if h.ID != id || !origin.SameOrigin(h.ID, resp.url.String()) {
+		idOrigin, idErr = origin.Parse(h.ID)
+		if h.ID != id || !sameOrigin(idOrigin, idErr, resp.url) {
 			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
 		}
 	}
-	if err := checkAuthors(h); err != nil {
+	if err := checkAuthors(h, idOrigin); err != nil {
 		return nil, err
 	}
 	return &Document{URL: resp.url, ID: h.ID, Type: firstType(h.Type), Raw: resp.body}, nil
 }
 
-func checkAuthors(h *head) error {
+// sameOrigin reports whether u is on o, the origin parsed from an id with
+// error err; an unparsable id is on no origin.
+func sameOrigin(o origin.Origin, err error, u *url.URL) bool {
+	if err != nil {
+		return false
+	}
+	uo, err := origin.OfURL(u)
+	return err == nil && uo == o
+}
+
+// checkAuthors refuses a document whose attributedTo or actor is on another
+// origin than its id (idOrigin, zero for a portable id), or for a portable
+// id under another ap:// authority.
+func checkAuthors(h *head, idOrigin origin.Origin) error {
 	for _, prop := range []json.RawMessage{h.AttributedTo, h.Actor} {
 		for _, a := range iris(prop) {
-			if !sameOwner(a, h.ID) {
+			if !sameOwner(a, h.ID, idOrigin) {
 				return &AuthorOriginError{ID: h.ID, Author: a}
 			}
 		}
@@ -217,14 +238,16 @@ func checkAuthors(h *head) error {
 	return nil
 }
 
-// sameOwner compares origins, and ap:// authorities for portable ids.
-func sameOwner(a, b string) bool {
-	if isPortable(a) || isPortable(b) {
+// sameOwner compares a's origin with id's (already parsed as idOrigin), and
+// ap:// authorities for portable ids.
+func sameOwner(a, id string, idOrigin origin.Origin) bool {
+	if isPortable(a) || isPortable(id) {
 		da, okA := portableAuthority(a)
-		db, okB := portableAuthority(b)
+		db, okB := portableAuthority(id)
 		return okA && okB && da == db
 	}
-	return origin.SameOrigin(a, b)
+	ao, err := origin.Parse(a)
+	return err == nil && !idOrigin.IsZero() && ao == idOrigin
 }
 
 func isHTTP(s string) bool {

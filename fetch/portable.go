@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fedkit/fedkit/origin"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -130,7 +131,7 @@ func (f *Fetcher) portableDocument(resp *response, h *head) (*Document, error) {
 	if _, err := sig.VerifyProof(doc, pub); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrProof, err)
 	}
-	if err := checkAuthors(h); err != nil {
+	if err := checkAuthors(h, origin.Origin{}); err != nil {
 		return nil, err
 	}
 	return &Document{URL: resp.url, ID: h.ID, Type: firstType(h.Type), Raw: resp.body, Proof: p.VerificationMethod}, nil
