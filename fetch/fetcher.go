@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,8 @@ var _ RequestSigner = (*sig.Signer)(nil)
 // Config configures a Fetcher. A nil *Config means defaults.
 type Config struct {
 	// Signer signs every document GET (authorized fetch), and each of its
-	// redirect hops. Defaults to nil: unsigned fetches.
+	// redirect hops. Defaults to nil: unsigned fetches (a typed nil, such as
+	// a nil *sig.Signer, counts as nil).
 	Signer RequestSigner
 	// FirstScheme is the signature scheme tried on a host with no
 	// remembered scheme. Defaults to FirstSchemeDefault (draft-cavage).
@@ -83,6 +85,7 @@ func New(c *client.Client, cfg *Config) (*Fetcher, error) {
 	if cfg != nil {
 		conf = *cfg
 	}
+	conf.Signer = nilSigner(conf.Signer)
 	if conf.FirstScheme == 0 {
 		conf.FirstScheme = FirstSchemeDefault
 	}
@@ -260,11 +263,26 @@ func statusError(r *response) error {
 	return e
 }
 
+// nilSigner turns a typed nil (a nil *sig.Signer in the interface) into
+// a nil interface, so it means "unsigned" instead of a panic mid-fetch.
+func nilSigner(s RequestSigner) RequestSigner {
+	if s == nil {
+		return nil
+	}
+	switch v := reflect.ValueOf(s); v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+	}
+	return s
+}
+
 // WithSigner returns a Fetcher that signs with s (nil: unsigned) and
 // shares everything else, the scheme memory included, with f: for
 // fetching as another actor than Config.Signer's.
 func (f *Fetcher) WithSigner(s RequestSigner) *Fetcher {
 	g := *f
-	g.cfg.Signer = s
+	g.cfg.Signer = nilSigner(s)
 	return &g
 }

@@ -208,3 +208,19 @@ func TestWithSigner(t *testing.T) {
 		t.Fatalf("seen %v", af.seen())
 	}
 }
+
+// A nil *sig.Signer in the interface is a typed nil: it must mean unsigned,
+// not a nil-pointer panic inside the first signed fetch.
+func TestTypedNilSigner(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "open.test")
+	s.ap("/note", `{"id":"{base}/note","type":"Note"}`)
+	var nilSigner *sig.Signer
+	f := newFetcher(t, &fetch.Config{Signer: nilSigner})
+	if _, err := f.Lookup(context.Background(), s.url("/note")); err != nil {
+		t.Fatalf("Config.Signer typed nil: %v", err)
+	}
+	if _, err := f.WithSigner(nilSigner).Lookup(context.Background(), s.url("/note")); err != nil {
+		t.Fatalf("WithSigner typed nil: %v", err)
+	}
+}
