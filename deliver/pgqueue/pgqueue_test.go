@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
@@ -32,4 +34,45 @@ func TestQueueCopyPath(t *testing.T) {
 	delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
 		return newQueue(t, &pgqueue.Config{CopyThreshold: 1})
 	})
+}
+
+// With DurableClaims every commit waits for disk; behaviour is the same.
+func TestQueueDurableClaims(t *testing.T) {
+	delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
+		return newQueue(t, &pgqueue.Config{DurableClaims: true})
+	})
+}
+
+// The asynchronous commit of a claim stays in its own transaction: the
+// caller's pooled connection keeps synchronous_commit on.
+func TestAsyncCommitDoesNotLeak(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(pgtest.ConnString(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := q.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Enqueue(ctx, env("sc", "https://b.example/inbox")); err != nil {
+		t.Fatal(err)
+	}
+	jobs := claim(t, q, t0, 1)
+	if err := q.Finish(ctx, jobs[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var sc string
+	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sc); err != nil || sc != "on" {
+		t.Fatalf("synchronous_commit on the pool's connection = %q, %v; want on", sc, err)
+	}
 }
