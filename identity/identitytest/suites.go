@@ -262,7 +262,14 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 		release := hold(t, l, DIDAlice)
 		got := make(chan error, 1)
 		go func() { got <- l.WithLock(ctx, DIDAlice, func(context.Context) error { return nil }) }()
-		time.Sleep(50 * time.Millisecond) // let the waiter queue; correctness does not depend on it
+		// Give the waiter time to queue; a correct lock never lets it in
+		// before release, however long this takes.
+		time.Sleep(50 * time.Millisecond)
+		select {
+		case err := <-got:
+			t.Fatalf("waiter returned (%v) while the lock was held", err)
+		default:
+		}
 		release()
 		if err := <-got; err != nil {
 			t.Fatalf("waiter: %v", err)
