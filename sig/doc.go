@@ -26,6 +26,14 @@
 //	http.Handle("/inbox", v.Middleware(inbox))
 //	res, err := v.Verify(req) // res.KeyID, res.Owner, res.Scheme
 //
+// Keys come from PEM (ParsePrivateKeyPEM, ParsePublicKeyPEM: PKCS#1,
+// PKCS#8, SPKI, SEC 1; RSA keys under the id-RSASSA-PSS OID too, as RFC
+// 9421's test-key-rsa-pss, read as plain RSA keys) or Multikey.
+//
+// Signature-Input, Signature and Content-Digest in their usual canonical
+// shape are read by a strict hand-written parser; anything else goes
+// through httpsfv, with the same results either way.
+//
 // Replay protection is a NonceStore (MemoryNonceStore, or your own held to
 // the sigtest.TestNonceStore suite) set in VerifierConfig.Nonces.
 //

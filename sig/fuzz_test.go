@@ -104,3 +104,27 @@ func FuzzParseMultikey(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePublicKeyPEM(f *testing.F) {
+	f.Add(rfcKeyRSAPSSPublic)
+	f.Add(rfcKeyRSAPublic)
+	f.Add(rfcKeyEd25519Public)
+	f.Add(rfcKeyECCPublic)
+	// SPKI under id-RSASSA-PSS around test-key-rsa-pss's RSAPublicKey.
+	f.Add("-----BEGIN PUBLIC KEY-----\nMIIBIDALBgkqhkiG9w0BAQoDggEPADCCAQoCggEBAK+LZpt69tFnfz26rz9bNvkBLb6bkWlfGKuNII1EfMtkY8WunaRthlx2z37zLPHLfi4dRh+OcdvEcN0cud5pvqAF48kPOjpw5GeTfJWG4IA+Dt8OjOqQLy5IZPeQJ3U64n2yBTzVPDzzDuzsqxQB6oA7M54zxZkzrQhHDdmdRaVoHIcLmCzy/lqJKpbXddZ6qs4vmyfXL0igA2HVAADeVlLc3aYsui204EsT+6HIlOE59IOSOmg2SewPC86NCksmWKAOPOZqnDtBlQHVcPZauGjk/b+nfp2+G5zZEFZJS0N31QLyZvsXQzqfSwjQjePFdqZwzpBVevlPZ1eaMnOlyNsCAwEAAQ==\n-----END PUBLIC KEY-----\n")
+	f.Add("-----BEGIN PUBLIC KEY-----\nMAA=\n-----END PUBLIC KEY-----\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		pub, err := sig.ParsePublicKeyPEM([]byte(in))
+		if err != nil {
+			return
+		}
+		out, err := sig.MarshalPublicKeyPEM(pub)
+		if err != nil {
+			t.Fatalf("MarshalPublicKeyPEM of a parsed key: %v", err)
+		}
+		back, err := sig.ParsePublicKeyPEM(out)
+		if err != nil || !back.(interface{ Equal(crypto.PublicKey) bool }).Equal(pub) {
+			t.Fatalf("round trip of %q changed the key (%v)", in, err)
+		}
+	})
+}

@@ -7,6 +7,8 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -25,7 +27,11 @@ const (
 
 // ParsePrivateKeyPEM parses the first PEM block of data as a private key:
 // "RSA PRIVATE KEY" (PKCS#1), "PRIVATE KEY" (PKCS#8: RSA, Ed25519, ECDSA
-// P-256) or "EC PRIVATE KEY" (SEC 1, P-256). RSA keys are precomputed.
+// P-256, and RSA under the id-RSASSA-PSS OID, as RFC 9421's
+// test-key-rsa-pss) or "EC PRIVATE KEY" (SEC 1, P-256). RSA keys are
+// precomputed. An RSASSA-PSS key comes back as a plain *rsa.PrivateKey:
+// its OID and any parameters are not kept, so sign with AlgRSAPSSSHA512
+// explicitly.
 func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 	block, _ := pem.Decode(data)
 	if block == nil {
@@ -38,6 +44,11 @@ func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
 	case "PRIVATE KEY":
 		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			if k, ok := parsePSSPrivateKey(block.Bytes); ok {
+				key, err = k, nil
+			}
+		}
 	case "EC PRIVATE KEY":
 		key, err = x509.ParseECPrivateKey(block.Bytes)
 	default:
@@ -68,7 +79,8 @@ func privateSigner(key any) (crypto.Signer, error) {
 }
 
 // ParsePublicKeyPEM parses the first PEM block of data as a public key:
-// "PUBLIC KEY" (SPKI: RSA, Ed25519, ECDSA P-256) or "RSA PUBLIC KEY"
+// "PUBLIC KEY" (SPKI: RSA, also under the id-RSASSA-PSS OID, Ed25519,
+// ECDSA P-256) or "RSA PUBLIC KEY"
 // (PKCS#1). Leading whitespace, as some actor documents carry, is ignored.
 func ParsePublicKeyPEM(data []byte) (crypto.PublicKey, error) {
 	block, _ := pem.Decode([]byte(strings.TrimSpace(string(data))))
@@ -80,6 +92,11 @@ func ParsePublicKeyPEM(data []byte) (crypto.PublicKey, error) {
 	switch block.Type {
 	case "PUBLIC KEY":
 		key, err = x509.ParsePKIXPublicKey(block.Bytes)
+		if err != nil {
+			if k, ok := parsePSSPublicKey(block.Bytes); ok {
+				key, err = k, nil
+			}
+		}
 	case "RSA PUBLIC KEY":
 		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
 	default:
@@ -171,4 +188,52 @@ func MarshalPrivateKeyPEM(key crypto.Signer) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupportedKey, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// oidRSASSAPSS is id-RSASSA-PSS (RFC 8017 A.2.3), which crypto/x509
+// parses in certificates but not as a PKCS#8 or SPKI key algorithm.
+var oidRSASSAPSS = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 10}
+
+// pkcs8Info is PKCS#8 PrivateKeyInfo (RFC 5208); attributes are not read.
+type pkcs8Info struct {
+	Version    int
+	Algo       pkix.AlgorithmIdentifier
+	PrivateKey []byte
+}
+
+// spkiInfo is SubjectPublicKeyInfo (RFC 5280).
+type spkiInfo struct {
+	Algo      pkix.AlgorithmIdentifier
+	PublicKey asn1.BitString
+}
+
+// parsePSSPrivateKey reads a PKCS#8 RSASSA-PSS key: the algorithm is
+// id-RSASSA-PSS and the key an RSAPrivateKey (PKCS#1), as for plain RSA.
+// The PSS parameters, when present, are not enforced.
+func parsePSSPrivateKey(der []byte) (*rsa.PrivateKey, bool) {
+	var info pkcs8Info
+	rest, err := asn1.Unmarshal(der, &info)
+	if err != nil || len(rest) != 0 || (info.Version != 0 && info.Version != 1) || !info.Algo.Algorithm.Equal(oidRSASSAPSS) {
+		return nil, false
+	}
+	k, err := x509.ParsePKCS1PrivateKey(info.PrivateKey)
+	if err != nil {
+		return nil, false
+	}
+	return k, true
+}
+
+// parsePSSPublicKey reads an SPKI RSASSA-PSS key: the algorithm is
+// id-RSASSA-PSS and the key an RSAPublicKey (PKCS#1).
+func parsePSSPublicKey(der []byte) (*rsa.PublicKey, bool) {
+	var info spkiInfo
+	rest, err := asn1.Unmarshal(der, &info)
+	if err != nil || len(rest) != 0 || !info.Algo.Algorithm.Equal(oidRSASSAPSS) || info.PublicKey.BitLength%8 != 0 {
+		return nil, false
+	}
+	k, err := x509.ParsePKCS1PublicKey(info.PublicKey.Bytes)
+	if err != nil {
+		return nil, false
+	}
+	return k, true
 }

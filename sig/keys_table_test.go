@@ -7,6 +7,8 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"math/big"
@@ -29,6 +31,30 @@ func TestParseKeysPEM(t *testing.T) {
 	pkcs8 := func(k any) []byte { b, _ := x509.MarshalPKCS8PrivateKey(k); return b }
 	spki := func(k any) []byte { b, _ := x509.MarshalPKIXPublicKey(k); return b }
 	sec1, _ := x509.MarshalECPrivateKey(ec)
+	// PKCS#8 and SPKI under id-RSASSA-PSS, as RFC 9421's test-key-rsa-pss.
+	pss := pkix.AlgorithmIdentifier{Algorithm: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 10}}
+	other := pkix.AlgorithmIdentifier{Algorithm: asn1.ObjectIdentifier{1, 2, 3, 4}}
+	pssPKCS8 := func(algo pkix.AlgorithmIdentifier, inner []byte) []byte {
+		b, err := asn1.Marshal(struct {
+			Version    int
+			Algo       pkix.AlgorithmIdentifier
+			PrivateKey []byte
+		}{0, algo, inner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pssSPKI := func(algo pkix.AlgorithmIdentifier, inner []byte) []byte {
+		b, err := asn1.Marshal(struct {
+			Algo      pkix.AlgorithmIdentifier
+			PublicKey asn1.BitString
+		}{algo, asn1.BitString{Bytes: inner, BitLength: 8 * len(inner)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 
 	priv := []struct {
 		name, pem string
@@ -39,6 +65,10 @@ func TestParseKeysPEM(t *testing.T) {
 		{"ed25519 pkcs8", pemOf("PRIVATE KEY", pkcs8(ed)), nil},
 		{"ecdsa p-256 pkcs8", pemOf("PRIVATE KEY", pkcs8(ec)), nil},
 		{"ecdsa p-256 sec1", pemOf("EC PRIVATE KEY", sec1), nil},
+		{"rsa-pss pkcs8 (RFC 9421 B.1.2)", rfcKeyRSAPSSPrivate, nil},
+		{"rsa-pss pkcs8", pemOf("PRIVATE KEY", pssPKCS8(pss, x509.MarshalPKCS1PrivateKey(rsaKey))), nil},
+		{"rsa-pss pkcs8 with a broken key", pemOf("PRIVATE KEY", pssPKCS8(pss, []byte{1, 2, 3})), sig.ErrMalformed},
+		{"unknown pkcs8 algorithm", pemOf("PRIVATE KEY", pssPKCS8(other, x509.MarshalPKCS1PrivateKey(rsaKey))), sig.ErrMalformed},
 		{"ecdsa p-384 refused", pemOf("PRIVATE KEY", pkcs8(ec384)), sig.ErrUnsupportedKey},
 		{"public key given", pemOf("PUBLIC KEY", spki(ed.Public())), sig.ErrUnsupportedKey},
 		{"garbage DER", pemOf("PRIVATE KEY", []byte{1, 2, 3}), sig.ErrMalformed},
@@ -66,6 +96,10 @@ func TestParseKeysPEM(t *testing.T) {
 		{"rsa pkcs1", pemOf("RSA PUBLIC KEY", x509.MarshalPKCS1PublicKey(&rsaKey.PublicKey)), nil},
 		{"rsa 1024 verifies", pemOf("PUBLIC KEY", spki(small.Public())), nil},
 		{"rsa 512 refused", pemOf("PUBLIC KEY", spki(tiny.Public())), sig.ErrWeakKey},
+		{"rsa-pss spki", pemOf("PUBLIC KEY", pssSPKI(pss, x509.MarshalPKCS1PublicKey(&rsaKey.PublicKey))), nil},
+		{"rsa-pss spki with a broken key", pemOf("PUBLIC KEY", pssSPKI(pss, []byte{1, 2, 3})), sig.ErrMalformed},
+		{"rsa-pss spki 512 refused", pemOf("PUBLIC KEY", pssSPKI(pss, x509.MarshalPKCS1PublicKey(&tiny.PublicKey))), sig.ErrWeakKey},
+		{"unknown spki algorithm", pemOf("PUBLIC KEY", pssSPKI(other, x509.MarshalPKCS1PublicKey(&rsaKey.PublicKey))), sig.ErrMalformed},
 		{"ed25519 spki", pemOf("PUBLIC KEY", spki(ed.Public())), nil},
 		{"p-256 spki", pemOf("PUBLIC KEY", spki(ec.Public())), nil},
 		{"p-384 refused", pemOf("PUBLIC KEY", spki(ec384.Public())), sig.ErrUnsupportedKey},

@@ -2,6 +2,7 @@ package sig_test
 
 import (
 	"crypto"
+	"crypto/rsa"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -13,9 +14,9 @@ import (
 	"github.com/fedkit/fedkit/sig"
 )
 
-// RFC 9421 Appendix B.1 keys (test-key-rsa-pss private key is PKCS#8 with
-// the RSASSA-PSS OID, which crypto/x509 does not parse; its examples are
-// non-deterministic anyway, so only its public key is used).
+// RFC 9421 Appendix B.1 keys. test-key-rsa-pss's private key is PKCS#8
+// with the id-RSASSA-PSS OID, which crypto/x509 does not parse and
+// ParsePrivateKeyPEM does.
 const (
 	rfcKeyRSAPublic = `-----BEGIN RSA PUBLIC KEY-----
 MIIBCgKCAQEAhAKYdtoeoy8zcAcR874L8cnZxKzAGwd7v36APp7Pv6Q2jdsPBRrw
@@ -61,6 +62,34 @@ Utzdpiy6LbTgSxP7ociU4Tn0g5I6aDZJ7A8Lzo0KSyZYoA485mqcO0GVAdVw9lq4
 aOT9v6d+nb4bnNkQVklLQ3fVAvJm+xdDOp9LCNCN48V2pnDOkFV6+U9nV5oyc6XI
 2wIDAQAB
 -----END PUBLIC KEY-----`
+	rfcKeyRSAPSSPrivate = `-----BEGIN PRIVATE KEY-----
+MIIEvgIBADALBgkqhkiG9w0BAQoEggSqMIIEpgIBAAKCAQEAr4tmm3r20Wd/Pbqv
+P1s2+QEtvpuRaV8Yq40gjUR8y2Rjxa6dpG2GXHbPfvMs8ct+Lh1GH45x28Rw3Ry5
+3mm+oAXjyQ86OnDkZ5N8lYbggD4O3w6M6pAvLkhk95AndTrifbIFPNU8PPMO7Oyr
+FAHqgDsznjPFmTOtCEcN2Z1FpWgchwuYLPL+Wokqltd11nqqzi+bJ9cvSKADYdUA
+AN5WUtzdpiy6LbTgSxP7ociU4Tn0g5I6aDZJ7A8Lzo0KSyZYoA485mqcO0GVAdVw
+9lq4aOT9v6d+nb4bnNkQVklLQ3fVAvJm+xdDOp9LCNCN48V2pnDOkFV6+U9nV5oy
+c6XI2wIDAQABAoIBAQCUB8ip+kJiiZVKF8AqfB/aUP0jTAqOQewK1kKJ/iQCXBCq
+pbo360gvdt05H5VZ/RDVkEgO2k73VSsbulqezKs8RFs2tEmU+JgTI9MeQJPWcP6X
+aKy6LIYs0E2cWgp8GADgoBs8llBq0UhX0KffglIeek3n7Z6Gt4YFge2TAcW2WbN4
+XfK7lupFyo6HHyWRiYHMMARQXLJeOSdTn5aMBP0PO4bQyk5ORxTUSeOciPJUFktQ
+HkvGbym7KryEfwH8Tks0L7WhzyP60PL3xS9FNOJi9m+zztwYIXGDQuKM2GDsITeD
+2mI2oHoPMyAD0wdI7BwSVW18p1h+jgfc4dlexKYRAoGBAOVfuiEiOchGghV5vn5N
+RDNscAFnpHj1QgMr6/UG05RTgmcLfVsI1I4bSkbrIuVKviGGf7atlkROALOG/xRx
+DLadgBEeNyHL5lz6ihQaFJLVQ0u3U4SB67J0YtVO3R6lXcIjBDHuY8SjYJ7Ci6Z6
+vuDcoaEujnlrtUhaMxvSfcUJAoGBAMPsCHXte1uWNAqYad2WdLjPDlKtQJK1diCm
+rqmB2g8QE99hDOHItjDBEdpyFBKOIP+NpVtM2KLhRajjcL9Ph8jrID6XUqikQuVi
+4J9FV2m42jXMuioTT13idAILanYg8D3idvy/3isDVkON0X3UAVKrgMEne0hJpkPL
+FYqgetvDAoGBAKLQ6JZMbSe0pPIJkSamQhsehgL5Rs51iX4m1z7+sYFAJfhvN3Q/
+OGIHDRp6HjMUcxHpHw7U+S1TETxePwKLnLKj6hw8jnX2/nZRgWHzgVcY+sPsReRx
+NJVf+Cfh6yOtznfX00p+JWOXdSY8glSSHJwRAMog+hFGW1AYdt7w80XBAoGBAImR
+NUugqapgaEA8TrFxkJmngXYaAqpA0iYRA7kv3S4QavPBUGtFJHBNULzitydkNtVZ
+3w6hgce0h9YThTo/nKc+OZDZbgfN9s7cQ75x0PQCAO4fx2P91Q+mDzDUVTeG30mE
+t2m3S0dGe47JiJxifV9P3wNBNrZGSIF3mrORBVNDAoGBAI0QKn2Iv7Sgo4T/XjND
+dl2kZTXqGAk8dOhpUiw/HdM3OGWbhHj2NdCzBliOmPyQtAr770GITWvbAI+IRYyF
+S7Fnk6ZVVVHsxjtaHy1uJGFlaZzKR4AGNaUTOJMs6NadzCmGPAxNQQOCqoUjn4XR
+rOjr9w349JooGXhOxbu8nOxX
+-----END PRIVATE KEY-----`
 	rfcKeyECCPublic = `-----BEGIN PUBLIC KEY-----
 MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqIVYZVLCrPZHGHjP17CTW0/+D9Lf
 w0EkjqF7xB4FivAxzic30tMM4GF+hR6Dxh71Z50VGGdldkkDXZCnTNnoXQ==
@@ -316,6 +345,13 @@ func TestRFC9421AppendixB(t *testing.T) {
 			if err := verify(s); err != nil {
 				t.Fatalf("verify: %v", err)
 			}
+			if tc.alg == sig.AlgRSAPSSSHA512 {
+				// And with the public half of the B.1.2 private key as
+				// ParsePrivateKeyPEM reads it (PKCS#8, id-RSASSA-PSS).
+				if err := sig.Verify9421(req, s, mustPriv(t, rfcKeyRSAPSSPrivate).Public(), tc.alg); err != nil {
+					t.Fatalf("verify with the parsed private key: %v", err)
+				}
+			}
 			if tc.base != "" && req != nil {
 				req, _ := tc.msg(t)
 				got, _, err := sig.Base9421(req, &sig.SignOpts{Components: componentsOf(s), KeyID: s.KeyID, Nonce: s.Nonce, Tag: s.Tag,
@@ -520,6 +556,61 @@ func TestRFC9421ComponentValues(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("%s = %q, want %q", tc.component, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRFC9421RSAPSSKey uses test-key-rsa-pss's private key (B.1.2), which
+// is PKCS#8 under the id-RSASSA-PSS OID.
+func TestRFC9421RSAPSSKey(t *testing.T) {
+	t.Parallel()
+	priv := mustPriv(t, rfcKeyRSAPSSPrivate)
+	pub := mustPub(t, rfcKeyRSAPSSPublic)
+	sign := func(t *testing.T, alg string) *http.Request {
+		t.Helper()
+		req := rfcTestRequest(t)
+		err := sig.Sign9421(req, priv, &sig.SignOpts{Label: "pss", Alg: alg, KeyID: "test-key-rsa-pss", Created: t0,
+			Components: []string{"@method", "@authority", "@path", "content-digest", "content-type"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T) error
+		want error
+	}{
+		{"B.1.2 private key matches its public key", func(t *testing.T) error {
+			k, ok := priv.(*rsa.PrivateKey)
+			if !ok || k.Validate() != nil || !k.PublicKey.Equal(pub) {
+				return errors.New("the parsed key is not test-key-rsa-pss")
+			}
+			return nil
+		}, nil},
+		{"sign rsa-pss-sha512, verify with the RFC public key", func(t *testing.T) error {
+			req := sign(t, sig.AlgRSAPSSSHA512)
+			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
+		}, nil},
+		{"sign rsa-pss-sha512, verify with the parsed key's public half", func(t *testing.T) error {
+			req := sign(t, sig.AlgRSAPSSSHA512)
+			return sig.Verify9421(req, only(t, req.Header), priv.Public(), "")
+		}, nil},
+		{"rsa-pss-sha512 signature under a key pinned to rsa-v1_5-sha256", func(t *testing.T) error {
+			req := sign(t, sig.AlgRSAPSSSHA512)
+			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAv15SHA256)
+		}, sig.ErrUnsupportedAlgorithm},
+		{"rsa-pss-sha512 signature over a changed message", func(t *testing.T) error {
+			req := sign(t, sig.AlgRSAPSSSHA512)
+			req.Header.Set("Content-Type", "text/plain")
+			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
+		}, sig.ErrBadSignature},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.run(t); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 		})
 	}
