@@ -108,9 +108,21 @@ func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// ClientConfig is a guarded-client config that admits the loopback listener.
+// ClientConfig is a guarded-client config that admits the loopback listener
+// and resolves no host name, so a path the harness does not reroute fails
+// instead of reaching the real network.
 func ClientConfig() *client.Config {
-	return &client.Config{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	return &client.Config{
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Resolver:     noDNS{},
+	}
+}
+
+// noDNS answers every lookup with "no such host".
+type noDNS struct{}
+
+func (noDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host (identitytest resolves no names)", Name: host, IsNotFound: true}
 }
 
 // ResolverConfig points an identity.HTTPResolver at this network: PLCURL is
