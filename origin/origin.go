@@ -109,56 +109,42 @@ func canonicalHost(h string) (string, error) {
 // SameOrigin reports whether two absolute URLs have the same canonical
 // origin (scheme, host and port). Anything unparsable is never the same.
 func SameOrigin(a, b string) bool {
-	oa, err := Parse(a)
-	if err != nil {
-		return false
-	}
-	ob, err := Parse(b)
-	if err != nil {
-		return false
-	}
-	return oa == ob
+	oa, ob, ok := parseBoth(a, b)
+	return ok && oa == ob
 }
 
 // SameOriginURL is SameOrigin for parsed URLs.
 func SameOriginURL(a, b *url.URL) bool {
-	oa, err := OfURL(a)
-	if err != nil {
-		return false
-	}
-	ob, err := OfURL(b)
-	if err != nil {
-		return false
-	}
-	return oa == ob
+	oa, ob, ok := ofBoth(a, b)
+	return ok && oa == ob
 }
 
 // SameHost reports whether two absolute URLs name the same host, whatever
 // their schemes and ports, as Mastodon compares collection pages.
 // Anything unparsable is never the same.
 func SameHost(a, b string) bool {
-	oa, err := Parse(a)
-	if err != nil {
-		return false
-	}
-	ob, err := Parse(b)
-	if err != nil {
-		return false
-	}
-	return oa.Host == ob.Host
+	oa, ob, ok := parseBoth(a, b)
+	return ok && oa.Host == ob.Host
 }
 
 // SameHostURL is SameHost for parsed URLs.
 func SameHostURL(a, b *url.URL) bool {
-	oa, err := OfURL(a)
-	if err != nil {
-		return false
-	}
-	ob, err := OfURL(b)
-	if err != nil {
-		return false
-	}
-	return oa.Host == ob.Host
+	oa, ob, ok := ofBoth(a, b)
+	return ok && oa.Host == ob.Host
+}
+
+// parseBoth parses two URLs' origins; ok is false when either fails.
+func parseBoth(a, b string) (oa, ob Origin, ok bool) {
+	oa, errA := Parse(a)
+	ob, errB := Parse(b)
+	return oa, ob, errA == nil && errB == nil
+}
+
+// ofBoth is parseBoth for parsed URLs.
+func ofBoth(a, b *url.URL) (oa, ob Origin, ok bool) {
+	oa, errA := OfURL(a)
+	ob, errB := OfURL(b)
+	return oa, ob, errA == nil && errB == nil
 }
 
 var (
