@@ -133,6 +133,7 @@ type Batch struct {
 	// else is due.
 	LowPriority bool
 	// Priority puts the batch in the priority lane, ahead of the normal one.
+	// LowPriority wins when both are set.
 	Priority bool
 	// OrderingKey makes the batch reach each inbox in the order it was
 	// queued among batches with this key. Give the activity's object: its

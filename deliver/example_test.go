@@ -3,6 +3,7 @@ package deliver_test
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -185,4 +186,42 @@ func ExampleFollowersSource() {
 	cfg := deliver.DefaultConfig()
 	cfg.Followers = followersTable{}
 	_ = cfg
+}
+
+func ExampleDeliveryError() {
+	cfg := deliver.DefaultConfig()
+	cfg.OnAttempt = func(ctx context.Context, a deliver.Attempt) {
+		var derr *deliver.DeliveryError
+		switch {
+		case a.Err == nil:
+			// delivered: the application may clear the host's failure record
+		case errors.As(a.Err, &derr) && derr.Kind == deliver.KindHeld:
+			log.Printf("%s held by its breaker until %v", a.Host, derr.Until)
+		case errors.Is(a.Err, deliver.ErrRetryable):
+			log.Printf("%s failed (status %d), attempt %d; will retry", a.Host, a.StatusCode, a.Number)
+		}
+	}
+	_ = cfg
+}
+
+func ExampleMemoryBreakerStore() {
+	// Deliverers sharing a store share their breakers (per host here).
+	store := &deliver.MemoryBreakerStore{}
+	for range 2 {
+		cfg := deliver.DefaultConfig()
+		cfg.Breaker = &deliver.BreakerConfig{Threshold: 5, CoolOff: 30 * time.Second, Store: store}
+		_ = cfg
+	}
+}
+
+func ExampleDefaultConfig() {
+	cfg := deliver.DefaultConfig()
+	fmt.Println(cfg.Breaker != nil)
+	cfg.Breaker = nil // no breaker
+	// Output: true
+}
+
+func ExampleDefaultPermanent() {
+	fmt.Println(deliver.DefaultPermanent(401), deliver.DefaultPermanent(429), deliver.MastodonPermanent(401), deliver.MastodonPermanent(501))
+	// Output: true false false true
 }

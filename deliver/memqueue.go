@@ -10,8 +10,9 @@ import (
 var _ Queue = (*MemoryQueue)(nil)
 
 // MemoryQueue is a Queue in process memory: the default, and the reference
-// behaviour for other backends. Its jobs do not survive a restart. The zero
-// value is ready to use.
+// behaviour for other backends. Its jobs do not survive a restart, and it
+// keeps each tag's counts for its own life, so give batches tags from a
+// bounded set (untagged sends share one). The zero value is ready to use.
 type MemoryQueue struct {
 	mu      sync.Mutex
 	nextID  int64
