@@ -1,5 +1,10 @@
 package pgqueue
 
+import (
+	"strconv"
+	"strings"
+)
+
 // statements holds the queue's SQL with its table names filled in.
 type statements struct {
 	insertActivity, insertJobs, claim, selectActivities, finish string
@@ -7,7 +12,8 @@ type statements struct {
 }
 
 func (q *Queue) prepareSQL() statements {
-	r := q.render
+	shards := strconv.Itoa(counterShards)
+	r := func(sql string) string { return strings.ReplaceAll(q.render(sql), "{{shards}}", shards) }
 	return statements{
 		insertActivity: r(`INSERT INTO {{p}}activities
 			(key_id, activity_id, actor_id, tag, body, deadline, max_attempts, sync_collection, enqueued_at)
@@ -56,7 +62,7 @@ func (q *Queue) prepareSQL() statements {
 				RETURNING j.id, i.tag, i.result
 			), cnt AS (
 				INSERT INTO {{p}}counts AS c (tag, shard, delivered, failed, gave_up, skipped)
-				SELECT tag, (id % 8)::integer,
+				SELECT tag, (id % {{shards}})::integer,
 					count(*) FILTER (WHERE result = 1), count(*) FILTER (WHERE result = 2),
 					count(*) FILTER (WHERE result = 3), count(*) FILTER (WHERE result = 4)
 				FROM del GROUP BY 1, 2 ORDER BY 1, 2
@@ -79,7 +85,7 @@ func (q *Queue) prepareSQL() statements {
 				RETURNING j.id, a.tag
 			), cnt AS (
 				INSERT INTO {{p}}counts AS c (tag, shard, dropped)
-				SELECT tag, (id % 8)::integer, count(*) FROM d GROUP BY 1, 2 ORDER BY 1, 2
+				SELECT tag, (id % {{shards}})::integer, count(*) FROM d GROUP BY 1, 2 ORDER BY 1, 2
 				ON CONFLICT (tag, shard) DO UPDATE SET dropped = c.dropped + excluded.dropped
 			)
 			SELECT count(*) FROM d`),

@@ -32,7 +32,9 @@ func ExampleNew() {
 
 // Each light is one hash where the stoplight gem keeps a light's metadata.
 func ExampleStore_Key() {
-	s := redisbreaker.New(redis.NewClient(&redis.Options{}), &redisbreaker.Config{KeyPrefix: "myapp:"})
+	rdb := redis.NewClient(&redis.Options{})
+	defer rdb.Close()
+	s := redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
 	fmt.Println(s.Key("https://mastodon.example/inbox"))
 	// Output: myapp:stoplight:v5:metadata:https://mastodon.example/inbox
 }

@@ -72,7 +72,9 @@ func TestKeyLayout(t *testing.T) {
 }
 
 func TestDefaultPrefix(t *testing.T) {
-	s := redisbreaker.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), nil)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	s := redisbreaker.New(c, nil)
 	if got, want := s.Key("b.example"), "fedkit:stoplight:v5:metadata:b.example"; got != want {
 		t.Fatalf("Key = %q, want %q", got, want)
 	}
