@@ -145,18 +145,7 @@ func TestWalk(t *testing.T) {
 				t.Fatalf("walk: %v", err)
 			}
 			if tc.items != nil {
-				var names []string
-				for _, it := range got {
-					switch {
-					case it.IRI != "":
-						names = append(names, it.IRI)
-					case it.Claim:
-						names = append(names, "claim:"+it.ID)
-					default:
-						names = append(names, "obj:"+it.ID)
-					}
-				}
-				if strings.Join(names, " ") != strings.Join(tc.items, " ") {
+				if names := itemNames(got); names != strings.Join(tc.items, " ") {
 					t.Errorf("items = %q, want %q", names, tc.items)
 				}
 			}
@@ -257,20 +246,26 @@ func TestWalkEmbedded(t *testing.T) {
 			if tc.items == nil {
 				return
 			}
-			var names []string
-			for _, it := range got {
-				switch {
-				case it.IRI != "":
-					names = append(names, it.IRI)
-				case it.Claim:
-					names = append(names, "claim:"+it.ID)
-				default:
-					names = append(names, "obj:"+it.ID)
-				}
-			}
-			if strings.Join(names, " ") != strings.Join(tc.items, " ") {
+			if names := itemNames(got); names != strings.Join(tc.items, " ") {
 				t.Errorf("items = %q, want %q", names, tc.items)
 			}
 		})
 	}
+}
+
+// itemNames renders walked items for comparison: an IRI as itself, an
+// embedded object as obj:<id>, a cross-origin one as claim:<id>.
+func itemNames(items []fetch.Item) string {
+	var names []string
+	for _, it := range items {
+		switch {
+		case it.IRI != "":
+			names = append(names, it.IRI)
+		case it.Claim:
+			names = append(names, "claim:"+it.ID)
+		default:
+			names = append(names, "obj:"+it.ID)
+		}
+	}
+	return strings.Join(names, " ")
 }
