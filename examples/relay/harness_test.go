@@ -65,14 +65,22 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 // testRelay is a relay served by httptest, with its deliverer running.
 type testRelay struct {
-	app *app
-	srv *httptest.Server
-	url string
+	app     *app
+	srv     *httptest.Server
+	url     string
+	cfgPath string
 }
 
 // startRelay opens the relay on dataDir (a fresh one when ""), with extra
 // YAML appended to the configuration.
 func startRelay(t *testing.T, dataDir, extraYAML string) *testRelay {
+	t.Helper()
+	return startRelayOpts(t, dataDir, extraYAML, true)
+}
+
+// startRelayOpts is startRelay; deliver false runs no deliverer (a server
+// whose deliveries are left to workers, or one about to crash).
+func startRelayOpts(t *testing.T, dataDir, extraYAML string, deliver bool) *testRelay {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
@@ -107,7 +115,9 @@ func startRelay(t *testing.T, dataDir, extraYAML string) *testRelay {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = a.deliverer.Run(ctx)
+		if deliver {
+			_ = a.deliverer.Run(ctx)
+		}
 	}()
 	t.Cleanup(func() {
 		srv.Close()
@@ -115,7 +125,7 @@ func startRelay(t *testing.T, dataDir, extraYAML string) *testRelay {
 		<-done
 		a.close()
 	})
-	return &testRelay{app: a, srv: srv, url: base}
+	return &testRelay{app: a, srv: srv, url: base, cfgPath: cfgPath}
 }
 
 // instance is a fake fediverse server: an actor with its own key, and an

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/directory/directorytest"
+	"github.com/fedkit/fedkit/internal/pgtest"
+	"github.com/fedkit/fedkit/internal/redistest"
+)
+
+// TestServerLifecycle runs `relay server` as main does: it serves, runs the
+// Directory scheduler (which registers at startup with the active
+// subscriber count), and stops cleanly when its context ends (SIGTERM).
+func TestServerLifecycle(t *testing.T) {
+	key := testKey(t, "relay")
+	d := directorytest.New(&directorytest.Config{EnrollmentOpen: true,
+		Keys: map[string]crypto.PublicKey{relayActor + "#main-key": key.Public()}})
+	dir := t.TempDir()
+	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
+	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "config.yml")
+	y := fmt.Sprintf("PUBLIC_URL: https://relay.example\nLISTEN: 127.0.0.1:0\nDATA_DIR: .\nADMIN_TOKEN: %s\n"+
+		"DIRECTORIES:\n  - origin: %s\n    enabled: true\nDIRECTORY_SCHEDULER_ENABLED: true\n", testToken, d.Origin())
+	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, _, errb := testEnv(t)
+	e.directoryHTTP = d.Doer()
+	addrc := make(chan string, 1)
+	e.ready = func(addr string, _ *app) { addrc <- addr }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-exit:
+		t.Fatalf("server exited %d:\n%s", code, errb)
+	}
+	resp, err := http.Get("http://" + addr + "/actor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/activity+json") {
+		t.Fatalf("GET /actor: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if reg, ok := d.Registration(relayActor); ok && reg.Active {
+			if reg.Telemetry != 0 {
+				t.Errorf("telemetry = %d; want 0 subscribers", reg.Telemetry)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduler never registered:\n%s", errb)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Fatalf("exit %d after shutdown:\n%s", code, errb)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func TestWorkerNeedsPostgres(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(p, []byte("LISTEN: 127.0.0.1:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, _, errb := testEnv(t)
+	if code := run(context.Background(), []string{"-c", p, "worker"}, e); code != exitConfig || !strings.Contains(errb.String(), "POSTGRES_URL") {
+		t.Fatalf("exit %d:\n%s", code, errb)
+	}
+}
+
+// TestPostgresPendingSurviveRestart: a server queues an Accept in Postgres
+// and stops before delivering it; a worker started afterwards (another
+// process in production) delivers it. Redis holds the breakers.
+func TestPostgresPendingSurviveRestart(t *testing.T) {
+	pg := pgtest.ConnString(t)
+	_, prefix := redistest.Client(t)
+	ro := redistest.Options(t)
+	extra := fmt.Sprintf("POSTGRES_URL: %q\nREDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", pg, ro.Addr, ro.DB, prefix)
+	r := startRelayOpts(t, "", extra, false)
+	a := newInstance(t, "a")
+	code, followID := a.follow(r, public)
+	if code != http.StatusAccepted {
+		t.Fatalf("Follow = %d", code)
+	}
+	depth, err := r.app.depth(context.Background())
+	if err != nil || depth.Backend != "postgres" || depth.Priority != 1 {
+		t.Fatalf("queue depth = %+v, %v; want the Accept waiting in the priority lane", depth, err)
+	}
+	// The server's delivery side stops; its HTTP side keeps serving the
+	// actor, which the instance needs to check the relay's signature.
+	r.app.close()
+
+	e, _, errb := testEnv(t)
+	ready := make(chan *app, 1)
+	e.ready = func(_ string, ap *app) { ready <- ap }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, []string{"-c", r.cfgPath, "worker"}, e) }()
+	var w *app
+	select {
+	case w = <-ready:
+	case code := <-exit:
+		t.Fatalf("worker exited %d:\n%s", code, errb)
+	}
+	acc := a.waitFor("the Accept queued before the restart", is("Accept", followID))
+	checkRelaySigned(t, r, acc)
+	if sub, ok, err := w.store.Get(context.Background(), a.actor); err != nil || !ok {
+		t.Fatalf("subscriber not in Postgres: %+v %v %v", sub, ok, err)
+	}
+	cancel()
+	if code := <-exit; code != exitOK {
+		t.Fatalf("worker exit %d:\n%s", code, errb)
+	}
+}
