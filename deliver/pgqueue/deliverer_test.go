@@ -318,3 +318,41 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+// A Deliverer polling once an hour still delivers at once what another
+// process enqueues: pgqueue's Notify wakes it.
+func TestDelivererWakesOnNotify(t *testing.T) {
+	cs := pgtest.ConnString(t)
+	srv := newInboxServer(t, 0)
+	c := testClient(t)
+	worker, err := deliver.New(openQueue(t, cs), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender, err := deliver.New(openQueue(t, cs), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- worker.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range 2 {
+		// The second send finds the worker idle, waiting on its hour.
+		if err := sender.Send(context.Background(), keyID, activityJSON(fmt.Sprint("wake", i)), srv.inboxes(1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		stop := time.Now().Add(20 * time.Second)
+		for srv.total.Load() < int64(i+1) {
+			if time.Now().After(stop) {
+				t.Fatalf("send %d not delivered: no wake-up", i)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

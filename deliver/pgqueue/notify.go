@@ -6,11 +6,12 @@ import (
 	"time"
 )
 
-// Notify calls wake whenever work may have become claimable, until ctx
-// ends, and then returns nil: when any process enqueues (Enqueue notifies
-// on the queue's channel, delivered at commit), when the earliest scheduled
-// job comes due, and every PollInterval as a fallback for what neither
-// covers (a lapsed lease). It holds one pool connection for LISTEN, and
+// Notify implements deliver.Notifier: it calls wake whenever work may have
+// become claimable, until ctx ends, and then returns nil. It wakes once
+// listening, when any process enqueues (Enqueue notifies on the queue's
+// channel at commit), when the earliest job scheduled at its last wake-up
+// comes due, and every PollInterval as a fallback for the rest (a lapsed
+// lease, a retry scheduled since). It holds one pool connection for LISTEN, and
 // reconnects after losing it. wake must not block for long; a deliverer's
 // wake is a non-blocking send on a channel.
 func (q *Queue) Notify(ctx context.Context, wake func()) error {
@@ -48,6 +49,8 @@ func (q *Queue) listen(ctx context.Context, wake func()) error {
 	if _, err := conn.Exec(ctx, `LISTEN "`+q.channel+`"`); err != nil {
 		return mapError("listen", err)
 	}
+	// Whatever was enqueued before LISTEN took hold was not heard.
+	wake()
 	for {
 		now := time.Now()
 		until := now.Add(q.cfg.PollInterval)

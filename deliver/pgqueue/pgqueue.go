@@ -101,7 +101,10 @@ type Queue struct {
 	fin finisher
 }
 
-var _ deliver.Queue = (*Queue)(nil)
+var (
+	_ deliver.Queue    = (*Queue)(nil)
+	_ deliver.Notifier = (*Queue)(nil)
+)
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
@@ -274,14 +277,18 @@ func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.J
 	}
 	jobs := make([]*deliver.Job, 0, len(cs))
 	for _, c := range cs {
+		if envs[c.activity] == nil {
+			continue // dropped since the claim: its job is gone too
+		}
 		jobs = append(jobs, &deliver.Job{ID: c.id, Token: c.token, LeaseUntil: leaseUntil, Inbox: c.inbox,
 			Attempts: int(c.attempts), Envelope: envs[c.activity]})
 	}
 	return jobs, nil
 }
 
-// envelopes returns the envelopes of the given sends, from the cache or in
-// one query for those missing.
+// envelopesFor returns the envelopes of the given sends, from the cache or
+// in one query for those missing; a send dropped meanwhile is left out.
+// Envelopes carry no Inboxes: each job names its own.
 func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta func(C) (deliver.Lane, string)) (map[int64]*deliver.Envelope, error) {
 	out := make(map[int64]*deliver.Envelope, len(want))
 	var missing []int64
@@ -333,12 +340,6 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 		q.envs[id] = e
 	}
 	q.envMu.Unlock()
-	for id := range want {
-		if out[id] == nil {
-			// Its send was dropped between the claim and this read.
-			out[id] = &deliver.Envelope{}
-		}
-	}
 	return out, nil
 }
 
