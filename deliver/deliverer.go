@@ -438,6 +438,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	slots := make(chan struct{}, d.cfg.Concurrency)
+	waiters := make(chan struct{}, waitersPerSlot*d.cfg.Concurrency)
 	var wg sync.WaitGroup
 	if n, ok := d.queue.(Notifier); ok {
 		notified := make(chan struct{})
@@ -484,8 +485,9 @@ loop:
 		}
 		for _, j := range jobs {
 			wg.Go(func() {
-				defer func() { <-slots }()
-				d.handle(work, ctx, j)
+				rs := &runSlot{slots: slots, waiters: waiters, held: true}
+				defer rs.done()
+				d.handle(work, ctx, j, rs)
 			})
 		}
 		if len(jobs) == free && err == nil {
@@ -529,11 +531,70 @@ func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 		}
 		var wg sync.WaitGroup
 		for _, j := range jobs {
-			wg.Go(func() { d.handle(ctx, ctx, j) })
+			wg.Go(func() { d.handle(ctx, ctx, j, nil) })
 		}
 		wg.Wait()
 		n += len(jobs)
 	}
+}
+
+// waitersPerSlot bounds, per unit of Concurrency, the claimed deliveries Run
+// keeps waiting for a busy host without a slot of their own.
+const waitersPerSlot = 4
+
+// runSlot is one of Run's Concurrency slots, held by a delivery. A delivery
+// that must wait for its host parks: it lends its slot back to Run, so
+// deliveries to other hosts are claimed meanwhile, and takes a slot again
+// before it sends.
+type runSlot struct {
+	slots, waiters chan struct{}
+	held           bool
+}
+
+// park gives the slot back if a waiting place is free.
+func (r *runSlot) park() bool {
+	select {
+	case r.waiters <- struct{}{}:
+		<-r.slots
+		r.held = false
+		return true
+	default:
+		return false
+	}
+}
+
+// unpark leaves the waiting place and takes a slot again.
+func (r *runSlot) unpark(stop context.Context) error {
+	<-r.waiters
+	select {
+	case r.slots <- struct{}{}:
+		r.held = true
+		return nil
+	case <-stop.Done():
+		return stop.Err()
+	}
+}
+
+func (r *runSlot) done() {
+	if r.held {
+		<-r.slots
+	}
+}
+
+// acquireHost waits for a slot for host, parking rs meanwhile when it can.
+func (d *Deliverer) acquireHost(stop context.Context, host string, rs *runSlot) (func(), error) {
+	if release, ok := d.limiter.TryAcquire(host); ok {
+		return release, nil
+	}
+	if rs == nil || !rs.park() {
+		return d.limiter.Acquire(stop, host)
+	}
+	release, err := d.limiter.Acquire(stop, host)
+	if uerr := rs.unpark(stop); uerr != nil && err == nil {
+		release()
+		return nil, uerr
+	}
+	return release, err
 }
 
 func hostOf(inbox string) string {
@@ -546,7 +607,7 @@ func hostOf(inbox string) string {
 
 // handle makes one attempt at j. work bounds the sending; stop, when it ends
 // before a host slot is free, returns j to the queue untouched.
-func (d *Deliverer) handle(work, stop context.Context, j *Job) {
+func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	e := j.Envelope
 	host := hostOf(j.Inbox)
 	number := j.Attempts + 1
@@ -561,7 +622,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job) {
 		return
 	}
 
-	release, err := d.limiter.Acquire(stop, host)
+	release, err := d.acquireHost(stop, host, rs)
 	if err != nil {
 		// Shutting down: leave it for the next claim, attempts unchanged.
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})

@@ -57,6 +57,31 @@ func (l *HostLimiter) Acquire(ctx context.Context, host string) (release func(),
 	}
 }
 
+// TryAcquire takes a slot for host if one is free at once.
+func (l *HostLimiter) TryAcquire(host string) (release func(), ok bool) {
+	l.mu.Lock()
+	s := l.hosts[host]
+	if s == nil {
+		s = &hostSlot{sem: make(chan struct{}, l.n)}
+		l.hosts[host] = s
+	}
+	s.refs++
+	l.mu.Unlock()
+	select {
+	case s.sem <- struct{}{}:
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				<-s.sem
+				l.unref(host, s)
+			})
+		}, true
+	default:
+		l.unref(host, s)
+		return nil, false
+	}
+}
+
 func (l *HostLimiter) unref(host string, s *hostSlot) {
 	l.mu.Lock()
 	s.refs--

@@ -244,3 +244,38 @@ func TestRunWakesOnQueueNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRunBusyHostDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *deliver.Config) {
+		c.Concurrency = 2
+		c.PerHost = 1
+		c.PollInterval = 5 * time.Millisecond
+		c.ShutdownGrace = 10 * time.Millisecond
+	})
+	slow := newInbox(t, b.clock, nil)
+	slow.hold(t) // the slow host never answers while the test runs
+	fast := newInbox(t, b.clock, nil)
+	var inboxes []string
+	for i := range 6 {
+		inboxes = append(inboxes, slow.URL(fmt.Sprintf("/%d", i)))
+	}
+	b.send(t, "1", inboxes...)
+	b.sendBatch(t, "2", deliver.Batch{Tag: "fast"}, fast.URL("/inbox"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- b.d.Run(ctx) }()
+	// Both of Run's slots first go to the slow host; the one waiting for
+	// the host's single slot lends its slot back, so the fast host is reached.
+	waitFor(t, func() bool {
+		st, _ := b.d.Status(context.Background(), "fast")
+		return st.Delivered == 1
+	})
+	if n := len(slow.requests()); n != 1 {
+		t.Fatalf("%d requests in flight to the slow host, want its limit of 1", n)
+	}
+	cancel()
+	if err := <-done; err != nil { // cuts the slow request off after the grace period
+		t.Fatal(err)
+	}
+}
