@@ -57,7 +57,15 @@ func TestHostLimiterCancel(t *testing.T) {
 		if _, err := l.Acquire(ctx, "b.example"); err == nil {
 			t.Fatal("Acquire past a full host's limit returned without waiting")
 		}
+		if _, ok := l.TryAcquire("b.example"); ok {
+			t.Fatal("TryAcquire took a slot past the limit")
+		}
 		release()
+		if r, ok := l.TryAcquire("b.example"); !ok {
+			t.Fatal("TryAcquire failed with a slot free")
+		} else {
+			r()
+		}
 		if r, err := l.Acquire(context.Background(), "b.example"); err != nil {
 			t.Fatal(err)
 		} else {
