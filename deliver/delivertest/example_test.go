@@ -19,3 +19,11 @@ func ExampleTestBreakerStore() {
 		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore { return &deliver.MemoryBreakerStore{} })
 	}
 }
+
+func ExampleRecorder() {
+	var rec delivertest.Recorder
+	cfg := deliver.DefaultConfig()
+	rec.Install(cfg)
+	// d, _ := deliver.New(queue, keys, client, cfg); d.Send(...); d.RunDue(ctx)
+	_ = rec.Results()[deliver.ResultDelivered]
+}
