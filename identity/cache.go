@@ -142,13 +142,32 @@ func (m *MemoryCacheStore) Len() int {
 	return len(m.byDID)
 }
 
-// CacheTTLDefault is how long a cached identity is served (Coves' identity_cache).
-const CacheTTLDefault = 24 * time.Hour
+// Defaults for CacheConfig.
+const (
+	// CacheTTLDefault is how long a cached identity is served (Coves'
+	// identity_cache).
+	CacheTTLDefault = 24 * time.Hour
+	// NegativeTTLDefault is how long a failed lookup is remembered (Coves'
+	// IDENTITY_NEGATIVE_CACHE_TTL).
+	NegativeTTLDefault = 90 * time.Second
+	// NegativeMaxEntriesDefault bounds the negative cache.
+	NegativeMaxEntriesDefault = 4096
+)
 
 // CacheConfig configures a Cache.
 type CacheConfig struct {
 	// TTL is how long an entry is served. Defaults to CacheTTLDefault.
 	TTL time.Duration
+	// NegativeTTL is how long a DID lookup that failed (not found,
+	// resolution failed, or a deadline of the resolver's own while the
+	// caller was still waiting) or found no verified handle is answered
+	// from memory without asking Inner again. A negative value turns the
+	// negative cache off. Defaults to NegativeTTLDefault.
+	NegativeTTL time.Duration
+	// NegativeMaxEntries bounds the negative cache; when full, expired
+	// entries go first, then the oldest. Defaults to
+	// NegativeMaxEntriesDefault.
+	NegativeMaxEntries int
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -156,10 +175,24 @@ type CacheConfig struct {
 // Cache is the caching Resolver: it serves verified identities from a
 // CacheStore and falls back to Inner. Never use it where freshness decides
 // something (refresh, admission): use the inner resolver there.
+//
+// Failed DID lookups are also remembered, per process, for NegativeTTL, as
+// Coves' negative cache does: keyed by DID only (a handle's failure is never
+// cached, so a newly propagated DNS record is not hidden); a caller's
+// cancellation or deadline and an invalid DID are never cached; Purge
+// forgets the DID's negative entry even when the store's delete fails.
 type Cache struct {
-	inner Resolver
-	store CacheStore
-	cfg   CacheConfig
+	inner    Resolver
+	store    CacheStore
+	cfg      CacheConfig
+	negative *expiring[negativeEntry] // nil when off
+}
+
+// negativeEntry is a remembered failure: an error, or an identity whose
+// handle did not verify.
+type negativeEntry struct {
+	id  *Identity
+	err error
 }
 
 var (
@@ -182,8 +215,17 @@ func NewCache(inner Resolver, store CacheStore, cfg *CacheConfig) (*Cache, error
 	if c.cfg.TTL <= 0 {
 		c.cfg.TTL = CacheTTLDefault
 	}
+	if c.cfg.NegativeTTL == 0 {
+		c.cfg.NegativeTTL = NegativeTTLDefault
+	}
+	if c.cfg.NegativeMaxEntries <= 0 {
+		c.cfg.NegativeMaxEntries = NegativeMaxEntriesDefault
+	}
 	if c.cfg.Now == nil {
 		c.cfg.Now = time.Now
+	}
+	if c.cfg.NegativeTTL > 0 {
+		c.negative = newExpiring[negativeEntry](c.cfg.NegativeTTL, c.cfg.NegativeMaxEntries)
 	}
 	return c, nil
 }
@@ -192,8 +234,18 @@ func NewCache(inner Resolver, store CacheStore, cfg *CacheConfig) (*Cache, error
 func (c *Cache) Store() CacheStore { return c.store }
 
 // LookupDID implements Resolver. Only identities with a verified handle are
-// cached; a cached entry without one is purged and resolved again.
+// cached; a cached entry without one is purged and resolved again. Failures
+// are remembered for NegativeTTL (see Cache).
 func (c *Cache) LookupDID(ctx context.Context, did DID) (*Identity, error) {
+	if c.negative != nil {
+		if n, ok := c.negative.get(did, c.cfg.Now()); ok {
+			if n.err != nil {
+				return nil, n.err
+			}
+			id := *n.id
+			return &id, nil
+		}
+	}
 	e, err := c.store.Get(ctx, did)
 	switch {
 	case err == nil && c.cfg.Now().Before(e.Expires) && e.Identity.Handle.Resolvable():
@@ -208,13 +260,34 @@ func (c *Cache) LookupDID(ctx context.Context, did DID) (*Identity, error) {
 	}
 	id, err := c.inner.LookupDID(ctx, did)
 	if err != nil {
+		if c.negative != nil && negativeCacheable(ctx, err) {
+			c.negative.put(did, c.cfg.Now(), negativeEntry{err: err})
+		}
 		return nil, err
 	}
-	if id.Handle.Resolvable() {
-		// A failed cache write only costs a later miss.
-		_ = c.store.Put(ctx, CacheEntry{Identity: *id, Expires: c.cfg.Now().Add(c.cfg.TTL)})
+	if !id.Handle.Resolvable() {
+		if c.negative != nil {
+			keep := *id
+			c.negative.put(did, c.cfg.Now(), negativeEntry{id: &keep})
+		}
+		return id, nil
 	}
+	// A failed cache write only costs a later miss.
+	_ = c.store.Put(ctx, CacheEntry{Identity: *id, Expires: c.cfg.Now().Add(c.cfg.TTL)})
 	return id, nil
+}
+
+// negativeCacheable reports whether a failed lookup is remembered: the DID
+// was not found or did not resolve, or the resolver's own deadline passed;
+// never when the caller gave up (cancelled or its deadline, whatever the
+// resolver made of it) nor for an invalid DID, which no retry changes and
+// which a caller can check for itself.
+func negativeCacheable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrInvalidDID) {
+		return false
+	}
+	return errors.Is(err, ErrDIDNotFound) || errors.Is(err, ErrDIDResolutionFailed) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // ResolveHandle implements Resolver, answering from a live cache entry.
@@ -225,8 +298,14 @@ func (c *Cache) ResolveHandle(ctx context.Context, h Handle) (DID, error) {
 	return c.inner.ResolveHandle(ctx, h)
 }
 
-// Purge removes did's entry (and with it its handle's mapping).
-func (c *Cache) Purge(ctx context.Context, did DID) error { return c.store.Delete(ctx, did) }
+// Purge removes did's entry (and with it its handle's mapping) and its
+// negative entry; the negative entry goes even when the store fails.
+func (c *Cache) Purge(ctx context.Context, did DID) error {
+	if c.negative != nil {
+		c.negative.remove(did)
+	}
+	return c.store.Delete(ctx, did)
+}
 
 // PurgeHandle removes the entry holding handle h.
 func (c *Cache) PurgeHandle(ctx context.Context, h Handle) error {

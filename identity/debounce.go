@@ -12,27 +12,30 @@ const (
 	DebounceMaxEntriesDefault = 4096
 )
 
-// debounce remembers DIDs whose resolution hit its deadline. Insertion order
-// is kept in a list so eviction of the oldest is O(1).
-type debounce struct {
+// expiring is a bounded per-DID memory with one TTL: the Refresher's timeout
+// debounce and the Cache's negative entries. When full it drops every
+// expired entry, or the oldest when none has expired. Insertion order is
+// kept in a list so eviction of the oldest is O(1).
+type expiring[V any] struct {
 	mu    sync.Mutex
 	ttl   time.Duration
 	max   int
-	order *list.List // of debounceEntry, oldest first
+	order *list.List // of expiringEntry[V], oldest first
 	byDID map[DID]*list.Element
 }
 
-type debounceEntry struct {
+type expiringEntry[V any] struct {
 	did     DID
 	expires time.Time
+	val     V
 }
 
-func newDebounce(ttl time.Duration, max int) *debounce {
-	return &debounce{ttl: ttl, max: max, order: list.New(), byDID: make(map[DID]*list.Element)}
+func newExpiring[V any](ttl time.Duration, max int) *expiring[V] {
+	return &expiring[V]{ttl: ttl, max: max, order: list.New(), byDID: make(map[DID]*list.Element)}
 }
 
-// record notes that did's resolution hit its deadline at now.
-func (d *debounce) record(did DID, now time.Time) {
+// put remembers v for did from now until now+ttl.
+func (d *expiring[V]) put(did DID, now time.Time, v V) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if el, ok := d.byDID[did]; ok {
@@ -42,16 +45,16 @@ func (d *debounce) record(did DID, now time.Time) {
 	if len(d.byDID) >= d.max {
 		d.evictLocked(now)
 	}
-	d.byDID[did] = d.order.PushBack(debounceEntry{did: did, expires: now.Add(d.ttl)})
+	d.byDID[did] = d.order.PushBack(expiringEntry[V]{did: did, expires: now.Add(d.ttl), val: v})
 }
 
 // evictLocked drops every expired entry; if none was expired it drops the
 // oldest one. Entries are recorded with one TTL in clock order, so the list
 // is in expiry order and the expired ones are all at the front.
-func (d *debounce) evictLocked(now time.Time) {
+func (d *expiring[V]) evictLocked(now time.Time) {
 	removed := false
 	for el := d.order.Front(); el != nil; el = d.order.Front() {
-		e := el.Value.(debounceEntry)
+		e := el.Value.(expiringEntry[V])
 		if now.Before(e.expires) {
 			break
 		}
@@ -62,29 +65,56 @@ func (d *debounce) evictLocked(now time.Time) {
 	if !removed {
 		if el := d.order.Front(); el != nil {
 			d.order.Remove(el)
-			delete(d.byDID, el.Value.(debounceEntry).did)
+			delete(d.byDID, el.Value.(expiringEntry[V]).did)
 		}
 	}
 }
 
-// active reports whether did is debounced at now, forgetting it if expired.
-func (d *debounce) active(did DID, now time.Time) bool {
+// get returns did's live value at now, forgetting it if expired.
+func (d *expiring[V]) get(did DID, now time.Time) (V, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	var zero V
 	el, ok := d.byDID[did]
 	if !ok {
-		return false
+		return zero, false
 	}
-	if now.Before(el.Value.(debounceEntry).expires) {
-		return true
+	if e := el.Value.(expiringEntry[V]); now.Before(e.expires) {
+		return e.val, true
 	}
 	d.order.Remove(el)
 	delete(d.byDID, did)
-	return false
+	return zero, false
 }
 
-func (d *debounce) len() int {
+// remove forgets did.
+func (d *expiring[V]) remove(did DID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if el, ok := d.byDID[did]; ok {
+		d.order.Remove(el)
+		delete(d.byDID, did)
+	}
+}
+
+func (d *expiring[V]) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.byDID)
+}
+
+// debounce remembers DIDs whose resolution hit its deadline.
+type debounce struct{ *expiring[struct{}] }
+
+func newDebounce(ttl time.Duration, max int) *debounce {
+	return &debounce{newExpiring[struct{}](ttl, max)}
+}
+
+// record notes that did's resolution hit its deadline at now.
+func (d *debounce) record(did DID, now time.Time) { d.put(did, now, struct{}{}) }
+
+// active reports whether did is debounced at now, forgetting it if expired.
+func (d *debounce) active(did DID, now time.Time) bool {
+	_, ok := d.get(did, now)
+	return ok
 }
