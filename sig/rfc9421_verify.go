@@ -64,7 +64,8 @@ func ParseSignatures9421(h http.Header) ([]*Signature9421, error) {
 // parseSignatures9421 parses with the fast parser first when fast is set,
 // else with httpsfv alone (the reference the fast path is tested against).
 func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
-	inLines, sgLines := h.Values("Signature-Input"), h.Values("Signature")
+	// The names are canonical already, so index the map directly.
+	inLines, sgLines := h["Signature-Input"], h["Signature"]
 	if len(inLines) == 0 {
 		return nil, ErrNoSignature
 	}
@@ -83,10 +84,11 @@ func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
 		}
 		in = slowSigInput(d)
 	}
+	var sgBuf [2]bytesMember
 	var sg []bytesMember
 	ok = false
 	if fast {
-		sg, ok = fastBytesDict(sgLines)
+		sg, ok = fastBytesDictTo(sgLines, sgBuf[:0])
 	}
 	if !ok {
 		d, err := httpsfv.UnmarshalDictionary(sgLines)
@@ -95,7 +97,7 @@ func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
 		}
 		sg = slowBytesDict(d)
 	}
-	var out []*Signature9421
+	out := make([]*Signature9421, 0, len(in))
 	for i := range in {
 		s, err := parseOne(&in[i], sg)
 		if err != nil {

@@ -244,7 +244,10 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 	if p.eof() {
 		return nil, false
 	}
-	out := make([]sigInputMember, 0, 1)
+	// One allocation holds the usual single member, its components and
+	// its parameters; append moves on to the heap beyond them.
+	st := new(fastStore)
+	out := st.members[:0]
 	for {
 		label, ok := p.key()
 		if !ok || p.peek() != '=' {
@@ -259,10 +262,12 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 		if p.peek() != '(' {
 			return nil, false
 		}
-		m := sigInputMember{label: label, params: make([]sigParam, 0, 6)}
+		m := sigInputMember{label: label}
+		if len(out) == 0 {
+			m.params, m.cov.comps = st.params[:0], st.comps[:0]
+		}
 		open := p.off
 		p.off++
-		m.cov.comps = make([]component, 0, 8)
 		for p.peek() != ')' {
 			if len(m.cov.comps) > 0 {
 				if p.peek() != ' ' {
@@ -304,6 +309,13 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 	}
 }
 
+// fastStore backs fastSigInput's result in the common case.
+type fastStore struct {
+	members [1]sigInputMember
+	comps   [8]component
+	params  [6]sigParam
+}
+
 // value is the httpsfv form of a fast-parsed parameter value.
 func (sp sigParam) value() any {
 	switch sp.kind {
@@ -318,7 +330,11 @@ func (sp sigParam) value() any {
 // fastBytesDict parses a dictionary whose members are all byte sequences
 // without parameters (Signature, Content-Digest).
 func fastBytesDict(lines []string) ([]bytesMember, bool) {
-	out := make([]bytesMember, 0, 1)
+	return fastBytesDictTo(lines, nil)
+}
+
+// fastBytesDictTo is fastBytesDict appending to out.
+func fastBytesDictTo(lines []string, out []bytesMember) ([]bytesMember, bool) {
 	ok := scanBytesDict(lines, func(k, enc string) bool {
 		v, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil {

@@ -221,3 +221,47 @@ func describeSigs(t *testing.T, ss []*Signature9421) string {
 	}
 	return b.String()
 }
+
+var dateCases = []struct {
+	name, in string
+	fast     bool
+}{
+	{"imf-fixdate", "Tue, 20 Apr 2021 02:07:55 GMT", true},
+	{"leap day", "Thu, 29 Feb 2024 23:59:59 GMT", true},
+	{"other weekday", "Mon, 20 Apr 2021 02:07:55 GMT", false},
+	{"lower case", "tue, 20 apr 2021 02:07:55 GMT", false},
+	{"february 30", "Thu, 30 Feb 2024 00:00:00 GMT", false},
+	{"hour 24", "Tue, 20 Apr 2021 24:00:00 GMT", false},
+	{"second 60", "Tue, 20 Apr 2021 23:59:60 GMT", false},
+	{"rfc 850", "Tuesday, 20-Apr-21 02:07:55 GMT", false},
+	{"asctime", "Tue Apr 20 02:07:55 2021", false},
+	{"other zone", "Tue, 20 Apr 2021 02:07:55 UTC", false},
+	{"empty", "", false},
+}
+
+func TestParseHTTPDateMatchesNetHTTP(t *testing.T) {
+	for _, c := range dateCases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, ok := parseIMFFixdate(c.in); ok != c.fast {
+				t.Errorf("fast path took it: %v, want %v", ok, c.fast)
+			}
+			checkHTTPDate(t, c.in)
+		})
+	}
+}
+
+func FuzzParseHTTPDate(f *testing.F) {
+	for _, c := range dateCases {
+		f.Add(c.in)
+	}
+	f.Fuzz(checkHTTPDate)
+}
+
+func checkHTTPDate(t *testing.T, in string) {
+	got, err := parseHTTPDate(in)
+	want, werr := http.ParseTime(in)
+	// Zones parsed from text are fresh Locations, so compare their names.
+	if (err == nil) != (werr == nil) || !got.Equal(want) || got.Location().String() != want.Location().String() {
+		t.Fatalf("parseHTTPDate(%q) = %v, %v; http.ParseTime %v, %v", in, got, err, want, werr)
+	}
+}

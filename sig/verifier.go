@@ -136,7 +136,7 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 // there is a body); the clock window; the key; the signature; the digest
 // against the body; then the nonce. The body is read and put back.
 func (v *Verifier) Verify(req *http.Request) (*Result, error) {
-	if len(req.Header.Values("Signature-Input")) > 0 {
+	if len(req.Header["Signature-Input"]) > 0 {
 		return v.verify9421(req)
 	}
 	if _, ok := cavageHeader(req.Header); ok {
@@ -188,7 +188,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	}
 	created := cs.Created
 	if created.IsZero() {
-		d, err := http.ParseTime(req.Header.Get("Date"))
+		d, err := parseHTTPDate(headerGet(req.Header, "Date"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: Date: %v", ErrMalformed, err)
 		}
@@ -200,7 +200,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	// A signed Date must itself be in the window even when (created) is
 	// what the window was checked on.
 	if covers("date") && !cs.Created.IsZero() {
-		d, err := http.ParseTime(req.Header.Get("Date"))
+		d, err := parseHTTPDate(headerGet(req.Header, "Date"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: Date: %v", ErrMalformed, err)
 		}
@@ -234,7 +234,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrDigestMismatch, err)
 		}
-		if err := VerifyDigest(req.Header.Values("Digest"), body); err != nil {
+		if err := VerifyDigest(req.Header["Digest"], body); err != nil {
 			return nil, err
 		}
 	}
@@ -286,7 +286,7 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 	}
 	created := s.Created
 	if s.Covers("date") {
-		d, err := http.ParseTime(req.Header.Get("Date"))
+		d, err := parseHTTPDate(headerGet(req.Header, "Date"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: Date: %v", ErrMalformed, err)
 		}
@@ -303,7 +303,9 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verify9421(requestMessage(req, v.cfg.URLScheme), s, key.Public, key.Alg); err != nil {
+	var m message
+	m.initRequest(req, v.cfg.URLScheme)
+	if err := verify9421(&m, s, key.Public, key.Alg); err != nil {
 		return nil, err
 	}
 	if s.Covers("content-digest") {
@@ -311,7 +313,7 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrDigestMismatch, err)
 		}
-		if err := VerifyContentDigest(req.Header.Values("Content-Digest"), body); err != nil {
+		if err := VerifyContentDigest(req.Header["Content-Digest"], body); err != nil {
 			return nil, err
 		}
 	}
