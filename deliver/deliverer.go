@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -223,6 +224,9 @@ type Deliverer struct {
 
 	signersMu sync.Mutex
 	signers   map[string]signerEntry
+	// signing bounds concurrent signatures to the cores: signing is pure
+	// CPU, and more signers than cores only add preemption.
+	signing chan struct{}
 }
 
 type signerEntry struct {
@@ -264,7 +268,8 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1)}
+	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1),
+		signing: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if queue == nil || keys == nil || c == nil {
 		return nil, invalid("queue, keys and client are required")
 	}
@@ -856,7 +861,10 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 	}
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
-		if err := signer.Sign(r, scheme); err != nil {
+		d.signing <- struct{}{}
+		err := signer.Sign(r, scheme)
+		<-d.signing
+		if err != nil {
 			signErr = errors.Join(errSign, err)
 			return signErr
 		}
