@@ -780,8 +780,10 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 
 func (d *Deliverer) attempt(ctx context.Context, j *Job, host string, number int, a Attempt) {
 	a.Inbox, a.Host, a.ActivityID, a.Tag, a.Number = j.Inbox, host, j.Envelope.ActivityID, j.Envelope.Tag, number
-	d.log.Debug("deliver: attempt", "inbox", a.Inbox, "outcome", a.Outcome.String(), "status", a.StatusCode,
-		"attempt", number, "duration", a.Duration, "scheme", a.Scheme.String(), "err", a.Err)
+	if d.log.Enabled(ctx, slog.LevelDebug) {
+		d.log.DebugContext(ctx, "deliver: attempt", "inbox", a.Inbox, "outcome", a.Outcome.String(), "status", a.StatusCode,
+			"attempt", number, "duration", a.Duration, "scheme", a.Scheme.String(), "err", a.Err)
+	}
 	if d.cfg.OnAttempt != nil {
 		d.cfg.OnAttempt(ctx, a)
 	}
