@@ -85,16 +85,21 @@ func workLikeRun(q deliver.Queue, conc int) int64 {
 func BenchmarkPGQueueVsRiver(b *testing.B) {
 	// Deliverer's default concurrency, and the 100 workers River's
 	// examples use; both sides get the same number in flight.
+	// durable=true makes pgqueue wait for every claim and outcome to reach
+	// disk (pgqueue.Config.DurableClaims); River's completer batches its
+	// completions instead.
 	for _, conc := range []int{16, 100} {
-		b.Run(fmt.Sprintf("workers=%d", conc), func(b *testing.B) { benchVsRiver(b, conc) })
+		for _, durable := range []bool{false, true} {
+			b.Run(fmt.Sprintf("workers=%d/durable=%v", conc, durable), func(b *testing.B) { benchVsRiver(b, conc, durable) })
+		}
 	}
 }
 
-func benchVsRiver(b *testing.B, conc int) {
+func benchVsRiver(b *testing.B, conc int, durable bool) {
 	ctx := context.Background()
 	pool := pgtest.Pool(b)
 
-	q, err := pgqueue.New(pool, nil)
+	q, err := pgqueue.New(pool, &pgqueue.Config{DurableClaims: durable})
 	if err != nil {
 		b.Fatal(err)
 	}
