@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -316,7 +315,6 @@ func TestCrashRecovery(t *testing.T) {
 	if s, _ := q.Status(context.Background(), "crash"); s.Delivered != crashInboxes {
 		t.Fatalf("status %+v, want %d delivered", s, crashInboxes)
 	}
-	_ = strconv.Itoa
 }
 
 // A Deliverer polling once an hour still delivers at once what another

@@ -13,8 +13,13 @@
 // token, so a worker that dies has its jobs come back when the lease
 // lapses, and one that finishes late cannot overwrite a job claimed again.
 // Lanes, ordering keys, deadlines and attempt limits are enforced in SQL;
-// per-tag counters survive the jobs they count. Notify wakes workers on
-// LISTEN/NOTIFY when work is enqueued or comes due, polling as a fallback.
+// per-tag counters survive the jobs they count. Concurrent Finish calls are
+// grouped into one statement, and claims and outcomes commit asynchronously
+// unless Config.DurableClaims is set: a database crash can then only cause
+// a delivery to be sent again, never lost. Queue implements
+// deliver.Notifier, so a Deliverer's Run wakes on LISTEN/NOTIFY when any
+// process enqueues or work comes due, polling as a fallback; Notify holds
+// one pool connection while Run runs.
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 //	if err != nil { ... }

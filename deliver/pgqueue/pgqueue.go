@@ -66,8 +66,8 @@ type Config struct {
 	// DurableClaims makes Claim and Finish wait for their commit to reach
 	// disk. Defaults to false: they commit with synchronous_commit off, so
 	// a database crash can forget the last moments of claims and outcomes
-	// and those deliveries are sent again; none is lost. Enqueue and Drop
-	// always commit durably.
+	// (and so reissue a fencing token), and those deliveries may be sent
+	// again; none is lost. Enqueue and Drop always commit durably.
 	DurableClaims bool
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
