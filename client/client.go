@@ -21,6 +21,7 @@ import (
 
 // Resolver looks up the addresses of a host. A *net.Resolver satisfies it.
 type Resolver interface {
+	// LookupNetIP returns host's addresses; network is "ip", "ip4" or "ip6".
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 

@@ -42,6 +42,7 @@ type BlockedError struct {
 	Range netip.Prefix
 }
 
+// Error implements error.
 func (e *BlockedError) Error() string {
 	return fmt.Sprintf("client: address %s of host %q refused (in %s)", e.Addr, e.Host, e.Range)
 }
@@ -60,6 +61,7 @@ type TooLargeError struct {
 	ContentLength int64
 }
 
+// Error implements error.
 func (e *TooLargeError) Error() string {
 	if e.ContentLength >= 0 {
 		return fmt.Sprintf("client: response body of %d bytes exceeds the %d-byte limit", e.ContentLength, e.Limit)
@@ -83,6 +85,7 @@ type TooManyRedirectsError struct {
 	Location string
 }
 
+// Error implements error.
 func (e *TooManyRedirectsError) Error() string {
 	return fmt.Sprintf("client: %s redirected (%d) after %d hops allowed", e.URL, e.StatusCode, e.Max)
 }
@@ -103,6 +106,7 @@ type RedirectError struct {
 	Location string
 }
 
+// Error implements error.
 func (e *RedirectError) Error() string {
 	return fmt.Sprintf("client: %s %s answered %d; redirects of %s are not followed", e.Method, e.URL, e.StatusCode, e.Method)
 }

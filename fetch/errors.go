@@ -68,12 +68,15 @@ func clip(s string) string {
 // ErrNotFound (404), ErrGone (410) and ErrTemporary (408, 429, 5xx) with
 // errors.Is; every other status is permanent.
 type StatusError struct {
-	URL        string
+	// URL is the URL that answered.
+	URL string
+	// StatusCode is the HTTP status.
 	StatusCode int
 	// RetryAfter is the server's Retry-After, zero when absent.
 	RetryAfter time.Duration
 }
 
+// Error implements error.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("fetch: %s answered %d %s", clip(e.URL), e.StatusCode, http.StatusText(e.StatusCode))
 }
@@ -97,10 +100,13 @@ func temporary(code int) bool {
 
 // ContentTypeError is a response whose type is not ActivityPub.
 type ContentTypeError struct {
-	URL         string
+	// URL is where the response came from.
+	URL string
+	// ContentType is the Content-Type it carried.
 	ContentType string
 }
 
+// Error implements error.
 func (e *ContentTypeError) Error() string {
 	return fmt.Sprintf("fetch: %s served %s, not ActivityPub", clip(e.URL), clip(e.ContentType))
 }
@@ -114,6 +120,7 @@ type IDMismatchError struct {
 	ID  string // the id it claims ("" when it has none)
 }
 
+// Error implements error.
 func (e *IDMismatchError) Error() string {
 	return fmt.Sprintf("fetch: document at %s has id %s", clip(e.URL), clip(e.ID))
 }
@@ -123,10 +130,13 @@ func (e *IDMismatchError) Unwrap() error { return ErrIDMismatch }
 
 // AuthorOriginError is a document naming an author on another origin.
 type AuthorOriginError struct {
-	ID     string
+	// ID is the document's id.
+	ID string
+	// Author is the attributedTo or actor on another origin.
 	Author string
 }
 
+// Error implements error.
 func (e *AuthorOriginError) Error() string {
 	return fmt.Sprintf("fetch: %s names author %s on another origin", clip(e.ID), clip(e.Author))
 }
@@ -137,9 +147,11 @@ func (e *AuthorOriginError) Unwrap() error { return ErrAuthorOrigin }
 // CrossOriginPageError is a collection page off the collection's origin.
 type CrossOriginPageError struct {
 	Origin string // the origin the walk keeps to
-	Page   string
+	// Page is the page URL off that origin.
+	Page string
 }
 
+// Error implements error.
 func (e *CrossOriginPageError) Error() string {
 	return fmt.Sprintf("fetch: page %s is not on %s", clip(e.Page), clip(e.Origin))
 }
@@ -150,9 +162,11 @@ func (e *CrossOriginPageError) Unwrap() error { return ErrCrossOriginPage }
 // WalkLimitError ends a walk that reached its limits.
 type WalkLimitError struct {
 	Pages, Items int // what was read
-	Limits       WalkLimits
+	// Limits are the limits in force.
+	Limits WalkLimits
 }
 
+// Error implements error.
 func (e *WalkLimitError) Error() string {
 	return fmt.Sprintf("fetch: walk stopped after %d pages and %d items (limits %d, %d)", e.Pages, e.Items, e.Limits.Pages, e.Limits.Items)
 }

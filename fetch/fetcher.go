@@ -32,6 +32,7 @@ const AcceptActivityPub = "application/activity+json, application/ld+json"
 // RequestSigner signs an outgoing GET with the given scheme. *sig.Signer
 // satisfies it.
 type RequestSigner interface {
+	// Sign adds a signature in scheme to req's headers.
 	Sign(req *http.Request, scheme sig.Scheme) error
 }
 

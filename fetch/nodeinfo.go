@@ -16,37 +16,46 @@ import (
 // or malformed is left out (zero, nil), unknown fields are ignored.
 type NodeInfo struct {
 	// Version is the schema version of the document ("2.1").
-	Version  string
+	Version string
+	// Software names what the server runs.
 	Software Software
 	// Protocols the server speaks ("activitypub").
 	Protocols []string
-	Services  Services
+	// Services lists third-party services.
+	Services Services
 	// OpenRegistrations is nil when not stated.
 	OpenRegistrations *bool
-	Usage             Usage
+	// Usage holds the usage statistics.
+	Usage Usage
 	// Metadata is the free-form metadata object, nil when absent.
 	Metadata map[string]any
 }
 
 // Software names the server software; Name is lower-cased.
 type Software struct {
+	// Name are as the document states them; Name lower-cased.
 	Name, Version, Repository, Homepage string
 }
 
 // Services lists third-party services the server talks to.
 type Services struct {
+	// Inbound are service names as stated.
 	Inbound, Outbound []string
 }
 
 // Usage holds the statistics; nil means not stated.
 type Usage struct {
-	Users         UserCounts
-	LocalPosts    *int64
+	// Users counts users.
+	Users UserCounts
+	// LocalPosts counts local posts.
+	LocalPosts *int64
+	// LocalComments counts local comments.
 	LocalComments *int64
 }
 
 // UserCounts are the user statistics; nil means not stated.
 type UserCounts struct {
+	// Total are the total, monthly and half-yearly active users.
 	Total, ActiveMonth, ActiveHalfyear *int64
 }
 

@@ -9,6 +9,7 @@ import (
 // WebFingerer answers WebFinger queries. *Fetcher satisfies it; wrap it to
 // add a cache of your own and pass that to ResolveWith or ConfirmWith.
 type WebFingerer interface {
+	// WebFinger asks handle's host about it and returns the answer.
 	WebFinger(ctx context.Context, handle string) (*JRD, error)
 }
 

@@ -14,6 +14,7 @@ import (
 
 // Address is a fediverse handle: user@host.
 type Address struct {
+	// User is the user part, case kept.
 	User string
 	// Host is lower-case, in ASCII (IDNA) form.
 	Host string
@@ -77,16 +78,23 @@ func normalizeHost(h string) (string, error) {
 
 // JRD is a WebFinger (RFC 7033) document.
 type JRD struct {
-	Subject string   `json:"subject"`
+	// Subject is the account the answer is about ("acct:alice@host").
+	Subject string `json:"subject"`
+	// Aliases are other URIs of the account.
 	Aliases []string `json:"aliases,omitempty"`
-	Links   []Link   `json:"links,omitempty"`
+	// Links are the account's links.
+	Links []Link `json:"links,omitempty"`
 }
 
 // Link is a JRD link.
 type Link struct {
-	Rel      string `json:"rel"`
-	Type     string `json:"type,omitempty"`
-	Href     string `json:"href,omitempty"`
+	// Rel is the link relation ("self").
+	Rel string `json:"rel"`
+	// Type is the target's media type.
+	Type string `json:"type,omitempty"`
+	// Href is the target URL.
+	Href string `json:"href,omitempty"`
+	// Template is a URI template (host-meta lrdd).
 	Template string `json:"template,omitempty"`
 	// Properties are the link's string-valued properties.
 	Properties map[string]string `json:"properties,omitempty"`
@@ -137,6 +145,7 @@ func ParseJRD(b []byte) (*JRD, error) {
 
 // Self is an ActivityPub actor a WebFinger answer names.
 type Self struct {
+	// Href is the actor's URL.
 	Href string
 	// Type is the link's media type.
 	Type string

@@ -9,8 +9,10 @@ import (
 
 // CacheEntry is one cached identity and when it stops being served.
 type CacheEntry struct {
+	// Identity is the cached identity.
 	Identity Identity
-	Expires  time.Time
+	// Expires is when it stops being served.
+	Expires time.Time
 }
 
 // CacheStore holds cached identities keyed by DID, findable by verified
@@ -34,12 +36,15 @@ type CacheStore interface {
 // CacheClearer is a CacheStore that can be emptied at once (Sweep's
 // ClearCacheFirst).
 type CacheClearer interface {
+	// Clear removes every entry.
 	Clear(ctx context.Context) error
 }
 
 // Purger removes cached entries; the Refresher purges through it.
 type Purger interface {
+	// Purge removes did's cached entry.
 	Purge(ctx context.Context, did DID) error
+	// PurgeHandle removes the cached entry holding handle h.
 	PurgeHandle(ctx context.Context, h Handle) error
 }
 

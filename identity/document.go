@@ -10,6 +10,7 @@ import (
 
 // Identity is what a Resolver learns about a DID.
 type Identity struct {
+	// DID is the DID the document is for.
 	DID DID
 	// Handle is the handle verified both ways (declared by the document and
 	// resolving back to DID), or HandleInvalid.

@@ -77,10 +77,12 @@ var (
 
 // InvalidIdentifierError reports a malformed DID or handle.
 type InvalidIdentifierError struct {
-	Kind   string // "did" or "handle"
+	Kind string // "did" or "handle"
+	// Reason says what is malformed.
 	Reason string
 }
 
+// Error implements error.
 func (e *InvalidIdentifierError) Error() string {
 	return fmt.Sprintf("identity: invalid %s: %s", e.Kind, e.Reason)
 }
@@ -102,6 +104,7 @@ const (
 	ClassBusy
 )
 
+// String returns the class's name.
 func (c Class) String() string {
 	switch c {
 	case ClassUnresolved:
@@ -141,13 +144,16 @@ const (
 // errors.Is against ErrUnresolved, ErrPermanent, ErrBusy and ErrDeferred, or
 // read Class; never match the message.
 type RefreshError struct {
-	DID      DID
+	// DID is the DID refreshed.
+	DID DID
+	// Class says what the consumer should do.
 	Class    Class
 	Deferred bool   // redrive without spending an attempt
 	Reason   string // one of the Reason constants
 	Err      error  // the cause, possibly nil
 }
 
+// Error implements error.
 func (e *RefreshError) Error() string {
 	s := fmt.Sprintf("identity: refresh %s: %s (%s)", e.DID, e.Reason, e.Class)
 	if e.Err != nil {
@@ -156,6 +162,7 @@ func (e *RefreshError) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RefreshError) Unwrap() error { return e.Err }
 
 // Is maps the class onto the class sentinels. A busy refresh is also

@@ -13,9 +13,13 @@ import (
 // IdentityEvent is a Jetstream #identity event. Handle is carried for
 // logging only: the Refresher never trusts it.
 type IdentityEvent struct {
-	DID    string
-	Seq    int64
-	Time   time.Time
+	// DID is the event's repository DID, as sent.
+	DID string
+	// Seq is the event's sequence number.
+	Seq int64
+	// Time is when the event was emitted.
+	Time time.Time
+	// Handle is the event's handle, for logs only.
 	Handle string
 }
 
@@ -91,9 +95,13 @@ func (r *Refresher) HandleIdentityEvent(ctx context.Context, ev IdentityEvent) e
 
 // AccountEvent is a Jetstream #account event.
 type AccountEvent struct {
-	DID    string
-	Seq    int64
-	Time   time.Time
+	// DID is the event's repository DID, as sent.
+	DID string
+	// Seq is the event's sequence number.
+	Seq int64
+	// Time is when the event was emitted.
+	Time time.Time
+	// Active says whether the account is active.
 	Active bool
 	Status string // set only when Active is false: "takendown", "deleted", ...
 }

@@ -24,6 +24,7 @@ const (
 // MarshalText implements encoding.TextMarshaler ("user", "community").
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// String returns the kind's name.
 func (k Kind) String() string {
 	switch k {
 	case KindUser:
@@ -36,7 +37,9 @@ func (k Kind) String() string {
 
 // Subject is the application's row for a DID, as the Refresher needs it.
 type Subject struct {
-	DID    DID
+	// DID is the row's DID.
+	DID DID
+	// Kind says whether the row is a user or a community.
 	Kind   Kind
 	Handle Handle // the stored handle; zero if none
 	// PDS is the stored PDS URL. The Refresher never trusts it; Sweep

@@ -30,6 +30,7 @@ type Resolver interface {
 // TXTResolver looks up DNS TXT records. A *net.Resolver satisfies it; tests
 // substitute identitytest.DNS so no query leaves the process.
 type TXTResolver interface {
+	// LookupTXT returns the TXT records of name.
 	LookupTXT(ctx context.Context, name string) ([]string, error)
 }
 

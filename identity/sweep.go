@@ -49,7 +49,9 @@ type SweepProgress struct {
 
 // SweepRow is one checked row.
 type SweepRow struct {
-	DID      DID    `json:"did"`
+	// DID is the row's DID.
+	DID DID `json:"did"`
+	// Kind is the row's kind.
 	Kind     Kind   `json:"kind"`
 	Stored   Handle `json:"stored,omitempty"`   // the handle stored before the run
 	Verified Handle `json:"verified,omitempty"` // the verified handle, when resolution got that far
@@ -68,8 +70,10 @@ func (r SweepRow) Matched() bool { return r.Reason == ReasonMatched || r.Reason 
 // SweepReport is the outcome of a Sweep, one row per bridged subject, in
 // completion order.
 type SweepReport struct {
-	DryRun bool       `json:"dryRun"`
-	Rows   []SweepRow `json:"rows"`
+	// DryRun reports a dry run: nothing was written.
+	DryRun bool `json:"dryRun"`
+	// Rows holds one row per subject.
+	Rows []SweepRow `json:"rows"`
 }
 
 // AllMatched reports whether every bridged row matches its verified handle:

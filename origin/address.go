@@ -26,14 +26,15 @@ const (
 
 // Address is a parsed actor identifier.
 type Address struct {
+	// Kind which form the address took.
 	Kind AddressKind
 	// DID is set for KindDID.
 	DID string
 	// Handle is set for KindHandle, lower-cased.
 	Handle string
-	// Name and Host are set for KindOrigin: Name NFC-normalised with its case
-	// kept, Host normalised as a domain.
+	// Name is set for KindOrigin, NFC-normalised with its case kept.
 	Name string
+	// Host is set for KindOrigin, normalised as a domain.
 	Host string
 }
 
@@ -73,9 +74,11 @@ var ErrBadRequest = errors.New("origin: bad address")
 // BadRequestError is returned by ParseAddress for input that must be
 // refused (HTTP 400) before any query is made.
 type BadRequestError struct {
+	// Code says what was wrong, a closed set safe to show a client.
 	Code BadRequestCode
 }
 
+// Error implements error.
 func (e *BadRequestError) Error() string { return "origin: bad address: " + string(e.Code) }
 
 // Unwrap returns ErrBadRequest.
@@ -217,7 +220,9 @@ func LookupOrigin(ctx context.Context, idx OriginIndex, a Address) (string, erro
 // Match is a stored row whose origin username matched an address
 // case-insensitively.
 type Match struct {
-	DID      string
+	// DID is the matching row's DID.
+	DID string
+	// Username is the origin username stored on that row.
 	Username string
 }
 

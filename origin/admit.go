@@ -33,6 +33,7 @@ type Resolution struct {
 // lasting reason (it does not exist, or its document is invalid); any other
 // error is treated as transient.
 type Resolver interface {
+	// ResolveFresh resolves did and its handle now, with no cache.
 	ResolveFresh(ctx context.Context, did string) (Resolution, error)
 }
 
@@ -58,6 +59,7 @@ const (
 	OutcomeRetry
 )
 
+// String returns the outcome's name.
 func (o Outcome) String() string {
 	switch o {
 	case OutcomeAdmit:
@@ -92,11 +94,17 @@ const (
 // Write says what to store in the four origin columns. A nil field leaves
 // its column untouched: NULL on a new row, the stored value on an existing
 // one (SQL: col = COALESCE($n, col)). A pointer to "" clears the column, so
-// a clear stays visible; filter with COALESCE(col, ”) <> ”.
+// a clear stays visible; filter cleared and absent values alike with:
+//
+//	COALESCE(col, '') <> ''
 type Write struct {
-	Origin   *string
+	// Origin is the origin domain column.
+	Origin *string
+	// Username is the origin username column.
 	Username *string
-	URL      *string
+	// URL is the profile URL column.
+	URL *string
+	// Software is the software column.
 	Software *string
 }
 
@@ -126,6 +134,7 @@ type Event struct {
 
 // Decision is the result of Admit.
 type Decision struct {
+	// Outcome says what the application does with the event.
 	Outcome Outcome
 	// Write is what to store for OutcomeAdmit and OutcomeClear; zero otherwise.
 	Write Write

@@ -22,9 +22,13 @@ const (
 // the user name there ("alice"), the profile URL on the origin and the
 // origin's software ("lemmy"). An empty string is an absent field.
 type Fields struct {
-	Origin   string
+	// Origin is the origin domain ("lemmy.world").
+	Origin string
+	// Username is the user name on the origin ("alice").
 	Username string
-	URL      string
+	// URL is the profile URL on the origin.
+	URL string
+	// Software is the origin's software ("lemmy").
 	Software string
 }
 
@@ -64,7 +68,9 @@ const (
 
 // Rejection records one asserted field that Sanitize dropped.
 type Rejection struct {
-	Field  Field
+	// Field is the field dropped.
+	Field Field
+	// Reason says why.
 	Reason RejectReason
 }
 

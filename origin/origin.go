@@ -13,9 +13,12 @@ import (
 // host in its ASCII (IDNA) form without a trailing dot, and the port only
 // when it is not the scheme's default. Origins compare with ==.
 type Origin struct {
+	// Scheme is lower-case ("https").
 	Scheme string
-	Host   string
-	Port   string
+	// Host is the canonical host: ASCII, lower-case, no brackets around IPv6.
+	Host string
+	// Port is empty for the scheme's default port.
+	Port string
 }
 
 // String returns the origin in serialised form, for example

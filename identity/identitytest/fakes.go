@@ -14,6 +14,7 @@ import (
 // LookupDID answers from Set; Hook, if set, runs first (block in it to stage
 // races, or return an error).
 type Resolver struct {
+	// Hook runs at the start of each LookupDID; its error is returned.
 	Hook func(ctx context.Context, did identity.DID) error
 
 	mu    sync.Mutex
@@ -150,10 +151,13 @@ func (s *Store) Origin(did identity.DID) (origin.Write, bool) {
 	return f, ok
 }
 
-// Reads counts Subject calls; Writes counts successful SetHandle calls;
-// Clears counts ClearOrigin calls.
-func (s *Store) Reads() int  { return int(s.reads.Load()) }
+// Reads counts Subject calls.
+func (s *Store) Reads() int { return int(s.reads.Load()) }
+
+// Writes counts successful SetHandle calls.
 func (s *Store) Writes() int { return int(s.writes.Load()) }
+
+// Clears counts ClearOrigin calls.
 func (s *Store) Clears() int { return int(s.clears.Load()) }
 
 // Subject implements identity.Store.

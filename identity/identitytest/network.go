@@ -22,8 +22,10 @@ import (
 // Hosts the test did not configure answer 404, and nothing leaves the
 // process.
 type Network struct {
+	// Server is the loopback listener serving PLC and every host's paths.
 	Server *httptest.Server
-	DNS    *DNS
+	// DNS answers the _atproto TXT lookups.
+	DNS *DNS
 
 	mu        sync.Mutex
 	docs      map[string][]byte        // did -> document (PLC)
