@@ -513,3 +513,19 @@ func TestNotify(t *testing.T) {
 	waitWake("an Enqueue")
 	waitWake("a retry coming due")
 }
+
+// Context errors pass through mapError as they are, for errors.Is.
+func TestContextErrorsPassThrough(t *testing.T) {
+	q := newQueue(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Claim with a cancelled context: %v", err)
+	}
+	if err := q.Enqueue(ctx, env("c", "https://b.example/inbox")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Enqueue with a cancelled context: %v", err)
+	}
+	if _, err := q.Drop(context.Background(), deliver.DropFilter{}); !errors.Is(err, deliver.ErrEmptyDropFilter) {
+		t.Fatalf("Drop(empty): %v", err)
+	}
+}
