@@ -225,3 +225,18 @@ func TestSharedBodiesReserialised(t *testing.T) {
 }
 
 var _ = http.MethodPost
+
+// TestSharedContentDigest: the shared Content-Digest vector matches our
+// RFC 9530 serialisation.
+func TestSharedContentDigest(t *testing.T) {
+	var v struct {
+		Body          string `json:"body"`
+		ContentDigest string `json:"content_digest"`
+	}
+	if err := json.Unmarshal(fixture.Shared(t, "directory/v1/content-digest.valid.json"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if got := sig.ContentDigest([]byte(v.Body), sig.DigestSHA256); got != v.ContentDigest || v.Body != `{"type":"Follow"}` {
+		t.Fatalf("digest %q, want %q", got, v.ContentDigest)
+	}
+}
