@@ -199,7 +199,11 @@ func (cs *CavageSignature) String() string {
 // withQuery false drops the query from (request-target), as older
 // Mastodon signed it.
 func cavageSigningString(m *message, cs *CavageSignature, withQuery bool) ([]byte, error) {
-	b := make([]byte, 0, 128+64*len(cs.Headers))
+	return appendCavageSigningString(make([]byte, 0, 128+64*len(cs.Headers)), m, cs, withQuery)
+}
+
+// appendCavageSigningString builds the string to sign at the end of b.
+func appendCavageSigningString(b []byte, m *message, cs *CavageSignature, withQuery bool) ([]byte, error) {
 	for i, h := range cs.Headers {
 		if i > 0 {
 			b = append(b, '\n')

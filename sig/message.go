@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -246,4 +247,17 @@ func parseIMFFixdate(s string) (time.Time, bool) {
 		return time.Time{}, false // out of range for the month, or another weekday
 	}
 	return t, true
+}
+
+// bufPool holds buffers for signature bases and signing strings, which a
+// verification needs only until the signature is checked.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 64<<10 { // let the odd huge one go
+		*b = (*b)[:0]
+		bufPool.Put(b)
+	}
 }

@@ -241,12 +241,16 @@ func dictOrNew(lines []string) (*httpsfv.Dictionary, error) {
 
 // signatureBase builds the RFC 9421 2.5 signature base.
 func signatureBase(m *message, cov *coverage) ([]byte, string, error) {
+	// One allocation in the common case: identifiers, values of about a
+	// header line each, and the parameters.
+	return appendSignatureBase(make([]byte, 0, 256+len(cov.ser)+96*len(cov.comps)), m, cov)
+}
+
+// appendSignatureBase builds the signature base at the end of b.
+func appendSignatureBase(b []byte, m *message, cov *coverage) ([]byte, string, error) {
 	if len(cov.comps) > maxComponents {
 		return nil, "", fmt.Errorf("%w: %d components", ErrMalformed, len(cov.comps))
 	}
-	// One allocation in the common case: identifiers, values of about a
-	// header line each, and the parameters.
-	b := make([]byte, 0, 256+len(cov.ser)+96*len(cov.comps))
 	var ids [maxComponents][2]int // offsets of each identifier in b
 	for i := range cov.comps {
 		c := &cov.comps[i]

@@ -245,9 +245,12 @@ func verify9421(m *message, s *Signature9421, pub crypto.PublicKey, alg string) 
 			return err
 		}
 	}
-	base, _, err := signatureBase(m, &s.cov)
+	buf := getBuf()
+	defer putBuf(buf)
+	base, _, err := appendSignatureBase((*buf)[:0], m, &s.cov)
 	if err != nil {
 		return err
 	}
+	*buf = base
 	return verifyRaw(alg, pub, base, s.Signature)
 }

@@ -154,6 +154,7 @@ func hasBody(req *http.Request) bool {
 }
 
 func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
+	now := v.cfg.Now() // once: both time checks see the same clock
 	raw, _ := cavageHeader(req.Header)
 	cs, err := ParseCavageSignature(raw)
 	if err != nil {
@@ -194,7 +195,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 		}
 		created = d
 	}
-	if err := v.checkTime(created, cs.Expires); err != nil {
+	if err := v.checkTime(now, created, cs.Expires); err != nil {
 		return nil, err
 	}
 	// A signed Date must itself be in the window even when (created) is
@@ -204,7 +205,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: Date: %v", ErrMalformed, err)
 		}
-		if err := v.checkTime(d, time.Time{}); err != nil {
+		if err := v.checkTime(now, d, time.Time{}); err != nil {
 			return nil, err
 		}
 	}
@@ -215,18 +216,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	if err := checkPublicKey(key.Public); err != nil {
 		return nil, err
 	}
-	m := requestMessage(req, v.cfg.URLScheme)
-	str, err := cavageSigningString(m, cs, true)
-	if err != nil {
-		return nil, err
-	}
-	err = cavageVerify(cs.Algorithm, key.Public, str, cs.Signature)
-	if errors.Is(err, ErrBadSignature) && m.uri.RawQuery != "" {
-		// Older Mastodon signed (request-target) without the query.
-		str, _ = cavageSigningString(m, cs, false)
-		err = cavageVerify(cs.Algorithm, key.Public, str, cs.Signature)
-	}
-	if err != nil {
+	if err := v.cavageCheck(req, cs, key.Public); err != nil {
 		return nil, err
 	}
 	if covers("digest") {
@@ -241,7 +231,31 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	return &Result{KeyID: id, Owner: key.Owner, Scheme: SchemeCavage, Created: created}, nil
 }
 
+// cavageCheck verifies the signature itself, building the signing string
+// in a pooled buffer.
+func (v *Verifier) cavageCheck(req *http.Request, cs *CavageSignature, pub crypto.PublicKey) error {
+	var m message
+	m.initRequest(req, v.cfg.URLScheme)
+	buf := getBuf()
+	defer putBuf(buf)
+	str, err := appendCavageSigningString((*buf)[:0], &m, cs, true)
+	if err != nil {
+		return err
+	}
+	*buf = str
+	err = cavageVerify(cs.Algorithm, pub, str, cs.Signature)
+	if errors.Is(err, ErrBadSignature) && m.uri.RawQuery != "" {
+		// Older Mastodon signed (request-target) without the query.
+		if str, err2 := appendCavageSigningString((*buf)[:0], &m, cs, false); err2 == nil {
+			*buf = str
+			err = cavageVerify(cs.Algorithm, pub, str, cs.Signature)
+		}
+	}
+	return err
+}
+
 func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
+	now := v.cfg.Now() // once: both time checks see the same clock
 	all, err := ParseSignatures9421(req.Header)
 	if err != nil {
 		return nil, err
@@ -292,11 +306,11 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 		}
 		if created.IsZero() {
 			created = d
-		} else if err := v.checkTime(d, time.Time{}); err != nil {
+		} else if err := v.checkTime(now, d, time.Time{}); err != nil {
 			return nil, err
 		}
 	}
-	if err := v.checkTime(created, s.Expires); err != nil {
+	if err := v.checkTime(now, created, s.Expires); err != nil {
 		return nil, err
 	}
 	key, err := v.resolve(req.Context(), id)
@@ -335,8 +349,7 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 
 // checkTime applies the window: now-MaxAge <= created <= now+Skew, and
 // now <= expires+Skew.
-func (v *Verifier) checkTime(created, expires time.Time) error {
-	now := v.cfg.Now()
+func (v *Verifier) checkTime(now, created, expires time.Time) error {
 	switch {
 	case created.After(now.Add(v.cfg.Skew)):
 		return fmt.Errorf("%w: created in the future", ErrExpired)
