@@ -246,3 +246,17 @@ func mustRead(path string) []byte {
 	}
 	return b
 }
+
+func ExampleClient_SetDirectories() {
+	c, d := exampleClient()
+	// After a configuration reload that disabled the entry: no lifecycle
+	// traffic except unregister.
+	c.SetDirectories([]directory.Entry{{Origin: d.Origin(), Enabled: false}})
+	_, err := c.Heartbeat(context.Background(), d.Origin(), nil)
+	fmt.Println(errors.Is(err, directory.ErrDisabled))
+	res, _ := c.Unregister(context.Background(), d.Origin(), &directory.CallOpts{Version: directory.V1})
+	fmt.Println(res.Outcome)
+	// Output:
+	// true
+	// absent
+}
