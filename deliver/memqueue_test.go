@@ -14,3 +14,7 @@ func TestMemoryQueueConformance(t *testing.T) {
 func TestMemoryBreakerStoreConformance(t *testing.T) {
 	delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore { return &deliver.MemoryBreakerStore{} })
 }
+
+func TestMemorySchemeStoreConformance(t *testing.T) {
+	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore { return deliver.NewMemorySchemeStore(0) })
+}

@@ -27,3 +27,9 @@ func ExampleRecorder() {
 	// d, _ := deliver.New(queue, keys, client, cfg); d.Send(...); d.RunDue(ctx)
 	_ = rec.Results()[deliver.ResultDelivered]
 }
+
+func ExampleTestSchemeStore() {
+	_ = func(t *testing.T) {
+		delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore { return deliver.NewMemorySchemeStore(0) })
+	}
+}
