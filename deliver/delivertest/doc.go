@@ -1,7 +1,6 @@
-// Package delivertest holds the conformance suites every deliver.Queue and
-// deliver.BreakerStore (and deliver.SchemeStore) implementation must pass,
-// and a Recorder of a
-// Deliverer's hooks for applications' tests.
+// Package delivertest holds the conformance suites every deliver.Queue,
+// deliver.BreakerStore and deliver.SchemeStore implementation must pass, and
+// a Recorder of a Deliverer's hooks for applications' tests.
 //
 // A backend's test calls them with a constructor for an empty store:
 //
