@@ -1,4 +1,3 @@
-// Package storetest is the conformance suite every store.Store passes.
 package storetest
 
 import (
