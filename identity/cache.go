@@ -312,6 +312,13 @@ func (c *Cache) Purge(ctx context.Context, did DID) error {
 	return c.store.Delete(ctx, did)
 }
 
+// clearNegative forgets every negative entry, with the store's Clear.
+func (c *Cache) clearNegative() {
+	if c.negative != nil {
+		c.negative.clear()
+	}
+}
+
 // PurgeHandle removes the entry holding handle h.
 func (c *Cache) PurgeHandle(ctx context.Context, h Handle) error {
 	return c.store.DeleteHandle(ctx, h)

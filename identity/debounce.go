@@ -97,6 +97,14 @@ func (d *expiring[V]) remove(did DID) {
 	}
 }
 
+// clear forgets everything.
+func (d *expiring[V]) clear() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.order.Init()
+	clear(d.byDID)
+}
+
 func (d *expiring[V]) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

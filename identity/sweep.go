@@ -138,6 +138,7 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 		switch c := r.cfg.Cache.(type) {
 		case *Cache:
 			clearer, _ = c.Store().(CacheClearer)
+			c.clearNegative()
 		case CacheClearer:
 			clearer = c
 		}

@@ -109,13 +109,20 @@ func TestSweepOptions(t *testing.T) {
 	if _, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{DryRun: true, ClearCacheFirst: true}); !errors.Is(err, identity.ErrSweepOptions) {
 		t.Fatalf("dry-run + clear: err = %v", err)
 	}
-	// ClearCacheFirst empties the whole cache, unrelated DIDs included.
+	// ClearCacheFirst empties the whole cache, unrelated DIDs included, and
+	// the Cache's negative entries with it.
 	b.cacheEntry(t, identitytest.DIDCarol, "carol.bsky.test")
+	gone := identity.DID("did:web:gone.test")
+	_, _ = b.cache.LookupDID(ctx, gone) // not found: remembered
 	if _, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{ClearCacheFirst: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b.cstore.Len() != 0 {
 		t.Fatalf("cache has %d entries after ClearCacheFirst", b.cstore.Len())
+	}
+	_, _ = b.cache.LookupDID(ctx, gone)
+	if b.res.Calls(gone) != 2 {
+		t.Fatalf("negative entry survived ClearCacheFirst (resolver calls %d, want 2)", b.res.Calls(gone))
 	}
 	// TrustedHosts override the Refresher's: only carol's PDS now.
 	rep, err := b.r.Sweep(ctx, b.store, &identity.SweepOpts{TrustedHosts: []string{"pds.elsewhere.test"}})
