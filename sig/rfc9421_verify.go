@@ -134,7 +134,7 @@ func slowSigInput(d *httpsfv.Dictionary) []sigInputMember {
 				case int64:
 					sp.kind, sp.num = 'i', x
 				}
-				m.params = append(m.params, sp)
+				m.sp.add(sp)
 			}
 		}
 		out = append(out, m)
@@ -187,28 +187,16 @@ func parseOne(m *sigInputMember, sg []bytesMember) (*Signature9421, error) {
 	if m.nonString {
 		return nil, fmt.Errorf("%w: component is not a string", ErrMalformed)
 	}
-	s := &Signature9421{Label: label, Signature: sm.val, cov: m.cov}
-	for _, sp := range m.params {
-		var ok bool
-		switch sp.key {
-		case "keyid":
-			s.KeyID, ok = sp.str, sp.kind == 's'
-		case "alg":
-			s.Alg, ok = sp.str, sp.kind == 's'
-		case "nonce":
-			s.Nonce, ok = sp.str, sp.kind == 's'
-		case "tag":
-			s.Tag, ok = sp.str, sp.kind == 's'
-		case "created":
-			s.Created, ok = time.Unix(sp.num, 0), sp.kind == 'i'
-		case "expires":
-			s.Expires, ok = time.Unix(sp.num, 0), sp.kind == 'i'
-		default:
-			ok = true // unknown parameters are covered by the base, so harmless
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: parameter %q has the wrong type", ErrMalformed, sp.key)
-		}
+	if m.sp.wrong != "" {
+		return nil, fmt.Errorf("%w: parameter %q has the wrong type", ErrMalformed, m.sp.wrong)
+	}
+	s := &Signature9421{Label: label, Signature: sm.val, cov: m.cov,
+		KeyID: m.sp.keyid, Alg: m.sp.alg, Nonce: m.sp.nonce, Tag: m.sp.tag}
+	if m.sp.hasCreated {
+		s.Created = time.Unix(m.sp.created, 0)
+	}
+	if m.sp.hasExpires {
+		s.Expires = time.Unix(m.sp.expires, 0)
 	}
 	return s, nil
 }

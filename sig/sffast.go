@@ -79,12 +79,42 @@ func (c *coverage) serialized() (string, error) {
 
 // sigInputMember is one Signature-Input member.
 type sigInputMember struct {
-	label  string
-	cov    coverage
-	params []sigParam
+	label string
+	cov   coverage
+	sp    sigParams
 	// bad (not an inner list) and nonString (a component that is not a
 	// string) come from the slow path only.
 	bad, nonString bool
+}
+
+// sigParams are the signature parameters parseOne reads, typed.
+type sigParams struct {
+	keyid, alg, nonce, tag string
+	created, expires       int64
+	hasCreated, hasExpires bool
+	wrong                  string // the first parameter of the wrong type
+}
+
+func (ps *sigParams) add(sp sigParam) {
+	ok := true
+	switch sp.key {
+	case "keyid":
+		ps.keyid, ok = sp.str, sp.kind == 's'
+	case "alg":
+		ps.alg, ok = sp.str, sp.kind == 's'
+	case "nonce":
+		ps.nonce, ok = sp.str, sp.kind == 's'
+	case "tag":
+		ps.tag, ok = sp.str, sp.kind == 's'
+	case "created":
+		ps.created, ps.hasCreated, ok = sp.num, true, sp.kind == 'i'
+	case "expires":
+		ps.expires, ps.hasExpires, ok = sp.num, true, sp.kind == 'i'
+	}
+	// Unknown parameters are covered by the base, so harmless.
+	if !ok && ps.wrong == "" {
+		ps.wrong = sp.key
+	}
 }
 
 // bytesMember is one member of a dictionary of byte sequences.
@@ -262,10 +292,17 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 		if p.peek() != '(' {
 			return nil, false
 		}
-		m := sigInputMember{label: label}
+		// Fill the member in place: the struct is large to copy.
+		var m *sigInputMember
 		if len(out) == 0 {
-			m.params, m.cov.comps = st.params[:0], st.comps[:0]
+			out = st.members[:1]
+			m = &out[0]
+			m.cov.comps = st.comps[:0]
+		} else {
+			out = append(out, sigInputMember{})
+			m = &out[len(out)-1]
 		}
+		m.label = label
 		open := p.off
 		p.off++
 		for p.peek() != ')' {
@@ -294,11 +331,10 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 			m.cov.comps = append(m.cov.comps, c)
 		}
 		p.off++
-		if !p.params(func(sp sigParam) { m.params = append(m.params, sp) }) {
+		if !p.params(m.sp.add) {
 			return nil, false
 		}
 		m.cov.ser = p.s[open:p.off]
-		out = append(out, m)
 		done, ok := p.next()
 		if !ok {
 			return nil, false
@@ -313,7 +349,6 @@ func fastSigInput(lines []string) ([]sigInputMember, bool) {
 type fastStore struct {
 	members [1]sigInputMember
 	comps   [8]component
-	params  [6]sigParam
 }
 
 // value is the httpsfv form of a fast-parsed parameter value.

@@ -179,7 +179,7 @@ func checkFastDigest(t *testing.T, lines []string, body []byte) {
 func describeInput(t *testing.T, ms []sigInputMember) string {
 	var b strings.Builder
 	for _, m := range ms {
-		fmt.Fprintf(&b, "%s bad=%v nonString=%v params=%v comps=[", m.label, m.bad, m.nonString, m.params)
+		fmt.Fprintf(&b, "%s bad=%v nonString=%v params=%+v comps=[", m.label, m.bad, m.nonString, m.sp)
 		for _, c := range m.cov.comps {
 			id := c.id
 			if id == "" {
