@@ -31,6 +31,9 @@
 //     *TransportError; no remote text survives. ClassOf says whether to
 //     retry.
 //   - State: the local status vocabulary (State) that a scheduler persists.
+//     The optional Scheduler, its StateStore (MemoryStateStore here, Redis
+//     in package redisstate) and the file-backed unregister build on the
+//     Client; see their own documentation.
 //
 // Usage:
 //
