@@ -63,6 +63,7 @@ func telemetry(n int64, err error) directory.TelemetryFunc {
 // TestLifecycle runs register, heartbeat and unregister against the fake
 // Directory at every version and checks outcomes and server state.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, v := range []directory.Version{directory.V1, directory.V2, directory.V3} {
 		t.Run(v.String(), func(t *testing.T) {
@@ -117,6 +118,7 @@ func TestLifecycle(t *testing.T) {
 // TestRequestProfile checks every request header rule of spec section 8
 // on every version and operation.
 func TestRequestProfile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	key := testKey(t)
 	created := time.Date(2026, 10, 3, 22, 30, 0, 0, time.UTC)
@@ -190,6 +192,7 @@ func TestRequestProfile(t *testing.T) {
 // TestTelemetry: v3 carries 0..10,000,000 and omits failures and
 // out-of-range values; v2 never carries telemetry.
 func TestTelemetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name string
@@ -234,6 +237,7 @@ func TestTelemetry(t *testing.T) {
 // TestReconciliationIsClosed: heartbeat → 409 → register → heartbeat, three
 // distinct nonces, and never a loop.
 func TestReconciliationIsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("three requests three nonces", func(t *testing.T) {
 		b := setup(t, nil, nil)
@@ -284,6 +288,7 @@ func TestReconciliationIsClosed(t *testing.T) {
 // TestHeartbeatErrorsNeverRegister: every other heartbeat failure makes
 // no register request (retryable ones are retried as heartbeats only).
 func TestHeartbeatErrorsNeverRegister(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name  string
@@ -319,6 +324,7 @@ func TestHeartbeatErrorsNeverRegister(t *testing.T) {
 // TestServerEnforcement exercises the fake Directory's server-side checks
 // through the client: enrollment, suspension, rate limit, tag per version.
 func TestServerEnforcement(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	code := func(err error) directory.ErrorCode {
 		var re *directory.ResponseError
@@ -411,6 +417,7 @@ func TestServerEnforcement(t *testing.T) {
 // TestNegotiation: the table of spec section 7 through the status
 // document, and no lifecycle request after a status failure.
 func TestNegotiation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name     string
@@ -468,6 +475,7 @@ func TestNegotiation(t *testing.T) {
 
 // TestStatusIsUnsignedGET: no Signature, Signature-Input or Content-Digest.
 func TestStatusIsUnsignedGET(t *testing.T) {
+	t.Parallel()
 	b := setup(t, nil, nil)
 	var seen *http.Request
 	inner := b.d.Doer()
@@ -489,6 +497,7 @@ func TestStatusIsUnsignedGET(t *testing.T) {
 // TestEntries: opt-in entries, at most 8, disabled ones send nothing
 // except unregister.
 func TestEntries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	b := setup(t, nil, func(c *directory.Config) {
 		c.Directories = []directory.Entry{{Origin: directorytest.OriginDefault}}
@@ -527,6 +536,7 @@ func TestEntries(t *testing.T) {
 // TestNewRejects: construction refuses non-canonical identities, weak or
 // non-RSA keys and bad key IDs.
 func TestNewRejects(t *testing.T) {
+	t.Parallel()
 	weak, _ := rsa.GenerateKey(rand.Reader, 1024)
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
 	cases := []struct {

@@ -32,6 +32,7 @@ DIRECTORY_PROFILE:
 `
 
 func TestParseConfig(t *testing.T) {
+	t.Parallel()
 	s, warns, err := directory.ParseConfig([]byte(goodConfig), nil)
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("err %v warns %v", err, warns)
@@ -55,6 +56,7 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestParseConfigDefaults(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{"empty": "", "unrelated": "LISTEN: :8080\n", "null lists": "DIRECTORIES:\nDIRECTORY_PROFILE:\n"} {
 		t.Run(name, func(t *testing.T) {
 			s, warns, err := directory.ParseConfig([]byte(in), &directory.LoadOpts{Strict: true})
@@ -72,6 +74,7 @@ func TestParseConfigDefaults(t *testing.T) {
 }
 
 func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
 	nine := "DIRECTORIES:\n"
 	for i := 0; i < 9; i++ {
 		nine += "  - origin: https://d" + string(rune('a'+i)) + ".example\n"
@@ -113,6 +116,7 @@ func TestParseConfigErrors(t *testing.T) {
 // TestParseConfigWarnings: invalid optional profile values are dropped
 // with a warning naming the line; --strict turns them into an error.
 func TestParseConfigWarnings(t *testing.T) {
+	t.Parallel()
 	in := `DIRECTORY_PROFILE:
   participation_mode: closed
   contact_url: http://relay.example/contact
@@ -157,6 +161,7 @@ func TestParseConfigWarnings(t *testing.T) {
 }
 
 func TestLoadEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"DIRECTORIES":                 "[{origin: https://directory.example, enabled: true}]",
 		"DIRECTORY_PROFILE":           "participation_mode: restricted\nlanguages: [en]\ncontact_url: ftp://x\n",

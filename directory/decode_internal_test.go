@@ -19,6 +19,7 @@ var jsonHdr = http.Header{"Content-Type": {"application/json"}}
 // TestSharedFixturesStrictDecode: every shared fixture file decodes
 // strictly, and each response file validates for its operation.
 func TestSharedFixturesStrictDecode(t *testing.T) {
+	t.Parallel()
 	dir := fixture.SharedPath(t, "directory")
 	files, err := filepath.Glob(filepath.Join(dir, "v*", "*.json"))
 	if err != nil || len(files) != 17 {
@@ -75,6 +76,7 @@ func TestSharedFixturesStrictDecode(t *testing.T) {
 }
 
 func TestStrictJSON(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   string
@@ -117,6 +119,7 @@ func errBody(v Version, code, msg string) string {
 
 // TestDecodeLifecycle covers the response checklist of spec section 13.
 func TestDecodeLifecycle(t *testing.T) {
+	t.Parallel()
 	big := `{"protocol_version":1,"operation":"heartbeat","outcome":"recorded","relay_actor":"` + tActor + `"}`
 	cases := []struct {
 		name string
@@ -221,6 +224,7 @@ func TestDecodeLifecycle(t *testing.T) {
 }
 
 func TestOversizeLimitIsExact(t *testing.T) {
+	t.Parallel()
 	if MaxResponseBytes != 16384 {
 		t.Fatalf("cap %d", MaxResponseBytes)
 	}
@@ -228,6 +232,7 @@ func TestOversizeLimitIsExact(t *testing.T) {
 
 // TestRetryAfter covers spec section 5.
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 8, 5, 12, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name  string
@@ -265,6 +270,7 @@ func TestRetryAfter(t *testing.T) {
 // with 429 rate_limited and 503 internal_error; elsewhere it is ignored,
 // even when malformed.
 func TestRetryAfterHonouredOnlyFor429And503Internal(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	cases := []struct {
 		name string
@@ -306,6 +312,7 @@ func TestRetryAfterHonouredOnlyFor429And503Internal(t *testing.T) {
 }
 
 func TestClassOf(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		err  error
@@ -340,6 +347,7 @@ func TestClassOf(t *testing.T) {
 }
 
 func TestStateVocabulary(t *testing.T) {
+	t.Parallel()
 	want := []string{"configured", "registered", "heartbeat-current", "retrying", "disabled", "unregister-pending"}
 	got := States()
 	if len(got) != len(want) {

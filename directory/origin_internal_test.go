@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseOrigin(t *testing.T) {
+	t.Parallel()
 	valid := []string{
 		"https://directory.example", "https://directory.argentwolf.org", "https://xn--bcher-kva.example",
 		"https://dir.example:8443", "https://192.0.2.1", "https://[2001:db8::1]", "https://[2001:db8::1]:8443",
@@ -38,6 +39,7 @@ func TestParseOrigin(t *testing.T) {
 
 // TestCheckActor: construction rejects non-canonical identities (spec 2.2).
 func TestCheckActor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		actor, base string
 		ok          bool
@@ -75,6 +77,7 @@ func TestCheckActor(t *testing.T) {
 }
 
 func TestCheckKeyID(t *testing.T) {
+	t.Parallel()
 	a := "https://relay.example/actor"
 	cases := []struct {
 		keyID string
@@ -100,6 +103,7 @@ func TestCheckKeyID(t *testing.T) {
 
 // TestAddressPolicy: the Directory dial guard of spec section 10.1.
 func TestAddressPolicy(t *testing.T) {
+	t.Parallel()
 	refused := []string{"127.0.0.1", "127.1.2.3", "::1", "0.0.0.0", "::", "169.254.169.254", "fe80::1",
 		"224.0.0.1", "239.255.255.250", "ff02::1", "::ffff:127.0.0.1"}
 	allowed := []string{"10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "2001:db8::1", "203.0.113.7",

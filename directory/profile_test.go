@@ -11,6 +11,7 @@ import (
 )
 
 func TestProfileNormalize(t *testing.T) {
+	t.Parallel()
 	in := directory.Profile{
 		ParticipationMode: " open ", Languages: []string{" fr", "en", "fr ", "de"}, Countries: nil,
 		Topics: []string{"b", "a", "b"}, ContactURL: "https://relay.example/contact",
@@ -53,6 +54,7 @@ func TestProfileNormalize(t *testing.T) {
 }
 
 func TestProfileDigestDetectsChange(t *testing.T) {
+	t.Parallel()
 	a := directory.Profile{Notes: "one"}
 	b := directory.Profile{Notes: "two"}
 	if a.Digest() == b.Digest() {
@@ -68,6 +70,7 @@ func TestProfileDigestDetectsChange(t *testing.T) {
 
 // TestProfileBounds: every bound of spec section 2.3, strict and lenient.
 func TestProfileBounds(t *testing.T) {
+	t.Parallel()
 	long := func(n int) string { return strings.Repeat("x", n) }
 	items := func(n int) []string {
 		out := make([]string, n)

@@ -18,6 +18,7 @@ const listing = `,"public_listing_available":true,"public_listing_enabled":true`
 
 // TestParseStatus: the schemas and the invalid documents of spec section 6.
 func TestParseStatus(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		doc  string

@@ -125,6 +125,7 @@ func verifyVector(t *testing.T, v vector) {
 // TestSharedVectorsVerify: all four shared signing vectors verify over a
 // base built by the test (spec 11.3).
 func TestSharedVectorsVerify(t *testing.T) {
+	t.Parallel()
 	for _, f := range []string{"v1/rfc9421-register.valid.json", "v1/activity-relay-register.valid.json",
 		"v2/activity-relay-register.valid.json", "v3/activity-relay-register.valid.json"} {
 		t.Run(f, func(t *testing.T) {
@@ -141,6 +142,7 @@ func TestSharedVectorsVerify(t *testing.T) {
 
 // TestSharedVectorsSHA256 pins the shared signing vectors (spec 11.5).
 func TestSharedVectorsSHA256(t *testing.T) {
+	t.Parallel()
 	want := map[string]string{
 		"v1/activity-relay-register.valid.json": "f84d284ae506204f8c5a67c8f3262405f1215c3c4fe8f1a586999ab8d0724156",
 		"v1/rfc9421-register.valid.json":        "eab354001dca7e8d2c35e36b88c3ba031c5b76819d12bc5f5366e1d0a72568de",
@@ -158,6 +160,7 @@ func TestSharedVectorsSHA256(t *testing.T) {
 // TestReproduceSharedVectors: with testKey.pem, the client reproduces the
 // v1, v2 and v3 register vectors byte for byte (spec 11.4).
 func TestReproduceSharedVectors(t *testing.T) {
+	t.Parallel()
 	keyPEM := fixture.Shared(t, "directory/testKey.pem")
 	for _, vc := range sharedVectors {
 		t.Run(vc.name, func(t *testing.T) {
@@ -173,6 +176,7 @@ func TestReproduceSharedVectors(t *testing.T) {
 // TestOwnVectors: fedkit's own vectors, signed with the TEST-ONLY key,
 // are reproduced byte for byte and verify. -update regenerates them.
 func TestOwnVectors(t *testing.T) {
+	t.Parallel()
 	keyPEM, err := os.ReadFile(ownKeyPath)
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +209,7 @@ func TestOwnVectors(t *testing.T) {
 // TestSharedBodiesReserialised: the v2/v3 bodies of the shared vectors
 // are exactly what our serialiser emits for their decoded profile.
 func TestSharedBodiesReserialised(t *testing.T) {
+	t.Parallel()
 	for _, f := range []string{"v2/activity-relay-register.valid.json", "v3/activity-relay-register.valid.json"} {
 		v := decodeVector(t, fixture.Shared(t, "directory/"+f))
 		var body struct {
@@ -229,6 +234,7 @@ var _ = http.MethodPost
 // TestSharedContentDigest: the shared Content-Digest vector matches our
 // RFC 9530 serialisation.
 func TestSharedContentDigest(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		Body          string `json:"body"`
 		ContentDigest string `json:"content_digest"`
