@@ -316,9 +316,5 @@ func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, er
 }
 
 func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		out = append(out, f)
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }
