@@ -529,3 +529,80 @@ func TestContextErrorsPassThrough(t *testing.T) {
 		t.Fatalf("Drop(empty): %v", err)
 	}
 }
+
+// Notify survives losing its connection: it reconnects, listens again and
+// hears the next Enqueue.
+func TestNotifyReconnects(t *testing.T) {
+	cs := pgtest.ConnString(t)
+	const prefix = "reconnect_test_" // names the listener's queries in pg_stat_activity
+	open := func() (*pgqueue.Queue, *pgxpool.Pool) {
+		pool, err := pgxpool.New(context.Background(), cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		q, err := pgqueue.New(pool, &pgqueue.Config{TablePrefix: prefix, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return q, pool
+	}
+	listener, _ := open()
+	other, pool := open()
+	listenerPID := func() int32 {
+		var pid int32
+		err := pool.QueryRow(context.Background(), `SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+			WHERE query LIKE '%'||$1||'jobs WHERE lane%' AND pid <> pg_backend_pid()`, prefix).Scan(&pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	waitPID := func(not int32) int32 {
+		t.Helper()
+		stop := time.Now().Add(20 * time.Second)
+		for {
+			if pid := listenerPID(); pid != 0 && pid != not {
+				return pid
+			}
+			if time.Now().After(stop) {
+				t.Fatal("no listener connection")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	woke := make(chan struct{}, 100)
+	done := make(chan error)
+	go func() { done <- listener.Notify(ctx, func() { woke <- struct{}{} }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	first := waitPID(0)
+	if _, err := pool.Exec(context.Background(), "SELECT pg_terminate_backend($1)", first); err != nil {
+		t.Fatal(err)
+	}
+	waitPID(first)
+	// Listening again (its wake-up on connecting is sent before its first
+	// query shows): drain, then a new send must be heard.
+	time.Sleep(50 * time.Millisecond)
+	for len(woke) > 0 {
+		<-woke
+	}
+	e := env("after", "https://b.example/inbox")
+	e.EnqueuedAt = time.Now().Add(time.Hour)
+	if err := other.Enqueue(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no wake-up after reconnecting")
+	}
+}
