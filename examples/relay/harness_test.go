@@ -143,6 +143,8 @@ type instance struct {
 	received []delivery
 	failNext map[string]int // "Type objectID" -> 503s still to answer
 	down     bool           // every delivery gets 503
+	delay    time.Duration  // each delivery is answered after this long
+	started  chan struct{}  // signalled when a delivery starts arriving
 	arrived  chan struct{}
 }
 
@@ -186,6 +188,16 @@ func newInstance(t *testing.T, name string) *instance {
 		t.Fatal(err)
 	}
 	mux.HandleFunc("POST /inbox", func(w http.ResponseWriter, r *http.Request) {
+		in.mu.Lock()
+		delay, started := in.delay, in.started
+		in.mu.Unlock()
+		if started != nil {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}
+		time.Sleep(delay)
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		res, verr := in.ver.Verify(r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,5 +135,66 @@ func TestPostgresPendingSurviveRestart(t *testing.T) {
 	cancel()
 	if code := <-exit; code != exitOK {
 		t.Fatalf("worker exit %d:\n%s", code, errb)
+	}
+}
+
+// TestGracefulShutdown: a delivery in flight when SIGTERM comes is finished
+// before the server exits.
+func TestGracefulShutdown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // the relay needs to know its public URL before it listens
+	dir := t.TempDir()
+	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
+	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "config.yml")
+	y := fmt.Sprintf("PUBLIC_URL: http://%s\nLISTEN: %s\nDATA_DIR: .\n", addr, addr)
+	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, _, errb := testEnv(t)
+	ready := make(chan struct{})
+	var relayApp *app
+	e.ready = func(_ string, ap *app) { relayApp = ap; close(ready) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
+	select {
+	case <-ready:
+	case code := <-exit:
+		t.Fatalf("server exited %d:\n%s", code, errb)
+	}
+	a := newInstance(t, "a")
+	a.mu.Lock()
+	a.delay, a.started = 300*time.Millisecond, make(chan struct{}, 1)
+	a.mu.Unlock()
+	code, followID := a.follow(&testRelay{url: "http://" + addr}, public)
+	if code != http.StatusAccepted {
+		t.Fatalf("Follow = %d", code)
+	}
+	select {
+	case <-a.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Accept never started arriving")
+	}
+	cancel() // SIGTERM while the Accept is in flight
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, errb)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop")
+	}
+	// The relay saw the inbox accept it: the attempt was not cut off.
+	hosts, _ := relayApp.health.Snapshot()
+	if len(hosts) != 1 || hosts[0].Delivered != 1 || a.count(is("Accept", followID)) != 1 {
+		t.Fatalf("the in-flight Accept was cut off: hosts %+v, received %v", hosts, a.types())
 	}
 }
