@@ -86,6 +86,7 @@ func ExampleQueue_Schema() {
 	// CREATE TABLE IF NOT EXISTS tenant_a_jobs (
 	// CREATE TABLE IF NOT EXISTS tenant_a_counts (
 	// ALTER TABLE tenant_a_jobs ADD COLUMN IF NOT EXISTS ordering_key text;
+	// ALTER TABLE tenant_a_jobs SET (fillfactor = 70);
 }
 
 // Notify wakes a worker when another process enqueues, or when a retry
