@@ -436,8 +436,12 @@ func (d *Deliverer) Drop(ctx context.Context, f DropFilter) (int, error) {
 
 // Run works the queue until ctx ends, then lets the deliveries in flight
 // finish, for at most ShutdownGrace, before it returns; deliveries claimed
-// but not yet started go back to the queue. It returns nil after a shutdown
-// and an error only when it could not start.
+// but not yet started go back to the queue. A delivery still in flight when
+// the grace period ends is cut off and goes back to the queue due at once,
+// with no attempt counted and no breaker failure recorded: a shutdown is
+// not the remote's fault (the remote may have received it, so a delivery
+// is at least once). It returns nil after a shutdown and an error only when
+// it could not start.
 func (d *Deliverer) Run(ctx context.Context) error {
 	// Sends in flight outlive ctx by the grace period.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -514,7 +518,7 @@ loop:
 	select {
 	case <-done:
 	case <-grace.C:
-		d.log.Warn("deliver: shutdown grace ended with deliveries in flight; they return to the queue when their lease lapses")
+		d.log.Warn("deliver: shutdown grace ended with deliveries in flight; cutting them off")
 		cancelWork()
 		<-done
 	}
@@ -523,10 +527,15 @@ loop:
 
 // RunDue works every delivery due now, waiting for each, and returns how
 // many it handled: for tests, and for applications that deliver from a
-// scheduled job rather than a long-running Run.
+// scheduled job rather than a long-running Run. Cancelling ctx cuts off the
+// deliveries in flight, as the end of Run's grace period does, and RunDue
+// returns ctx's error.
 func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 	n := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
 		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: d.cfg.Concurrency})
 		if err != nil {
 			return n, err
@@ -647,6 +656,10 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	}
 
 	key, err := d.keys.Key(work, e.KeyID)
+	if err != nil && work.Err() != nil {
+		d.cutOff(work, j)
+		return
+	}
 	if err != nil {
 		d.log.Warn("deliver: sender key not loaded", "key_id", e.KeyID, "err", err)
 		d.failed(work, j, host, number, &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, Err: err}, Attempt{}, false)
@@ -674,6 +687,14 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 
 	start := d.cfg.Now()
 	status, retryAfter, scheme, sendErr := d.send(work, j, host, key)
+	if sendErr != nil && work.Err() != nil {
+		// Cut off by shutdown (Run's grace period ended, or RunDue's
+		// caller cancelled): not the remote's failure, so no attempt and
+		// no breaker failure. An unrecorded probe is replaced once its
+		// probe window lapses.
+		d.cutOff(work, j)
+		return
+	}
 	att := Attempt{Duration: d.cfg.Now().Sub(start), StatusCode: status, Scheme: scheme, Probe: adm.Probe}
 
 	var derr *DeliveryError
@@ -707,6 +728,14 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	}
 	att.Outcome = AttemptFailed
 	d.failed(work, j, host, number, derr, att, derr.Kind == KindPermanent)
+}
+
+// cutOff returns j, interrupted by the end of work, to the queue due at
+// once with its attempts unchanged. The remote may have received it; a
+// delivery is at least once.
+func (d *Deliverer) cutOff(work context.Context, j *Job) {
+	d.log.Info("deliver: delivery cut off by shutdown; returned to the queue", "inbox", j.Inbox)
+	d.finish(work, j, Outcome{RetryAt: d.cfg.Now(), Attempts: j.Attempts})
 }
 
 func (d *Deliverer) rule() BreakerRule {

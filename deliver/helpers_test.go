@@ -97,6 +97,10 @@ type inbox struct {
 	entered  chan struct{}
 	inflight atomic.Int32
 	peak     atomic.Int32
+	// closeConns answers with Connection: close, for tests in a synctest
+	// bubble: an idle keep-alive connection's read is not durably blocking
+	// and would stop the bubble's clock.
+	closeConns atomic.Bool
 }
 
 func newInbox(t *testing.T, clk *clock, respond func(r *http.Request, n int) (int, http.Header)) *inbox {
@@ -151,6 +155,9 @@ func newInbox(t *testing.T, clk *clock, respond func(r *http.Request, n int) (in
 		}
 		for k, vs := range h {
 			w.Header()[k] = vs
+		}
+		if ib.closeConns.Load() {
+			w.Header().Set("Connection", "close")
 		}
 		w.WriteHeader(status)
 	}))

@@ -13,24 +13,6 @@ import (
 	"github.com/fedkit/fedkit/deliver"
 )
 
-func TestRunDeliversWhatIsSent(t *testing.T) {
-	t.Parallel()
-	b := setup(t, func(c *deliver.Config) { c.PollInterval = time.Hour }) // only Send's wake-up can start it
-	ib := newInbox(t, b.clock, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- b.d.Run(ctx) }()
-	b.sendBatch(t, "1", deliver.Batch{Tag: "run"}, ib.URL("/a"), ib.URL("/b"))
-	waitFor(t, func() bool {
-		st, _ := b.d.Status(context.Background(), "run")
-		return st.Delivered == 2
-	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-}
-
 func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *deliver.Config) {
@@ -70,29 +52,6 @@ func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
 		if j.Attempts != 0 {
 			t.Errorf("job to %s has %d attempts, want 0", j.Inbox, j.Attempts)
 		}
-	}
-}
-
-func TestRunShutdownGraceBounded(t *testing.T) {
-	t.Parallel()
-	b := setup(t, func(c *deliver.Config) {
-		c.ShutdownGrace = 20 * time.Millisecond
-		c.PollInterval = 10 * time.Millisecond
-	})
-	ib := newInbox(t, b.clock, nil)
-	ib.hold(t) // never answers
-	b.sendBatch(t, "1", deliver.Batch{Tag: "grace"}, ib.URL("/stuck"))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- b.d.Run(ctx) }()
-	<-ib.entered
-	cancel()
-	if err := <-done; err != nil { // returns although the inbox never answers
-		t.Fatalf("Run: %v", err)
-	}
-	st, _ := b.d.Status(context.Background(), "grace")
-	if st.Pending != 1 {
-		t.Fatalf("status %+v, want the cut-off delivery still queued", st)
 	}
 }
 
