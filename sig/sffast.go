@@ -42,13 +42,19 @@ type coverage struct {
 	comps  []component
 	params *httpsfv.Params // signature parameters; nil on the fast path
 	ser    string          // serialised inner list when already known
+	src    httpsfv.InnerList
+	hasSrc bool // src is what comps and params came from
 }
 
 func coverageOf(il httpsfv.InnerList) coverage {
-	c := coverage{comps: make([]component, len(il.Items)), params: il.Params}
+	c := coverage{comps: make([]component, len(il.Items)), params: il.Params, src: il, hasSrc: true}
 	for i, it := range il.Items {
 		name, _ := it.Value.(string) // callers check items are strings
-		c.comps[i] = component{name: name, params: it.Params}
+		p := it.Params
+		if len(paramNames(p)) == 0 {
+			p = nil // the fast paths in the base builder want nil for none
+		}
+		c.comps[i] = component{name: name, params: p}
 	}
 	return c
 }
@@ -73,6 +79,9 @@ func (c *coverage) innerList() httpsfv.InnerList {
 func (c *coverage) serialized() (string, error) {
 	if c.ser != "" {
 		return c.ser, nil
+	}
+	if c.hasSrc {
+		return marshalInnerList(c.src)
 	}
 	return marshalInnerList(c.innerList())
 }
