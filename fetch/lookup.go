@@ -68,12 +68,17 @@ func profileHasAS(profile string) bool {
 	return false
 }
 
-// head is the part of a document Lookup judges.
+// head is the part of a document Lookup judges, and the links and items
+// a Walk reads from a collection or page, decoded in the same pass.
 type head struct {
 	ID           string          `json:"id"`
 	Type         json.RawMessage `json:"type"`
 	AttributedTo json.RawMessage `json:"attributedTo"`
 	Actor        json.RawMessage `json:"actor"`
+	First        json.RawMessage `json:"first"`
+	Next         json.RawMessage `json:"next"`
+	Items        json.RawMessage `json:"items"`
+	OrderedItems json.RawMessage `json:"orderedItems"`
 }
 
 func parseHead(b []byte) (*head, error) {
@@ -167,51 +172,62 @@ func LookupAs[T any](ctx context.Context, f *Fetcher, rawURL string) (T, *Docume
 }
 
 func (f *Fetcher) lookup(ctx context.Context, rawURL string, discover bool) (*Document, error) {
+	d, _, err := f.lookupHead(ctx, rawURL, discover)
+	return d, err
+}
+
+// lookupHead is lookup that also returns the document's decoded head, so
+// a walk reads a page's links without decoding it again.
+func (f *Fetcher) lookupHead(ctx context.Context, rawURL string, discover bool) (*Document, *head, error) {
 	r, err := f.getDocument(ctx, rawURL, discover)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if alt, ok := r.(alternate); ok {
 		// A page named its object: fetch that, once, without discovery.
-		return f.lookup(ctx, string(alt), false)
+		return f.lookupHead(ctx, string(alt), false)
 	}
 	resp := r.(*response)
 	h, err := parseHead(resp.body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if isPortable(h.ID) {
-		return f.portableDocument(resp, h)
+		d, err := f.portableDocument(resp, h)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, h, nil
 	}
 	if h.ID == "" {
-		return nil, &IDMismatchError{URL: resp.url.String(), ID: ""}
+		return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: ""}
 	}
 	// Parsed once: the id's origin is compared with the URL's and with
 	// every author's.
 	idOrigin, idErr := origin.Parse(h.ID)
 	if !sameOrigin(idOrigin, idErr, resp.url) {
 		if !isHTTP(h.ID) {
-			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+			return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
 		}
 		// Another origin's object: ask its owner, once.
 		id := h.ID
 		r2, err := f.getDocument(ctx, id, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		resp = r2.(*response)
 		if h, err = parseHead(resp.body); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		idOrigin, idErr = origin.Parse(h.ID)
 		if h.ID != id || !sameOrigin(idOrigin, idErr, resp.url) {
-			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+			return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
 		}
 	}
 	if err := checkAuthors(h, idOrigin); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Document{URL: resp.url, ID: h.ID, Type: firstType(h.Type), Raw: resp.body}, nil
+	return &Document{URL: resp.url, ID: h.ID, Type: firstType(h.Type), Raw: resp.body}, h, nil
 }
 
 // sameOrigin reports whether u is on o, the origin parsed from an id with

@@ -60,6 +60,9 @@ type Walk struct {
 	f      *Fetcher
 	lim    WalkLimits
 	origin string // the origin (or host) every page must be on
+	// on is origin parsed once; onErr its parse error (nothing is on it).
+	on    origin.Origin
+	onErr error
 
 	start    string          // collection IRI still to fetch, if any
 	startDoc json.RawMessage // or the collection itself, embedded
@@ -84,14 +87,18 @@ func (f *Fetcher) Walk(collectionURL string, lim WalkLimits) *Walk {
 // a post embeds its replies: collection is the property's JSON, an IRI or
 // the collection itself (read without a request). The walk keeps to the
 // embedder's origin, for the collection and each page, whatever the
-// collection's id says. embedderID is the embedding document's id.
+// collection's id says. embedderID is the embedding document's id. An absent
+// or null collection is an empty walk.
 func (f *Fetcher) WalkEmbedded(embedderID string, collection json.RawMessage, lim WalkLimits) *Walk {
 	w := &Walk{f: f, lim: lim.withDefaults(), seen: map[string]bool{}}
-	w.origin = embedderID
+	w.setOrigin(embedderID)
 	var s string
-	if json.Unmarshal(collection, &s) == nil {
+	switch {
+	case !hasValue(collection):
+		w.startDoc = json.RawMessage("null") // absent or null: nothing to walk
+	case json.Unmarshal(collection, &s) == nil:
 		w.start = s
-	} else {
+	default:
 		w.startDoc = collection
 	}
 	return w
@@ -186,17 +193,8 @@ func (w *Walk) hasNext() bool {
 	return len(n) > 0 && string(n) != "null"
 }
 
-// page is the part of a collection or page the walk reads.
-type page struct {
-	ID           string          `json:"id"`
-	Type         json.RawMessage `json:"type"`
-	First        json.RawMessage `json:"first"`
-	Next         json.RawMessage `json:"next"`
-	Items        json.RawMessage `json:"items"`
-	OrderedItems json.RawMessage `json:"orderedItems"`
-}
-
-func (p *page) itemsRaw() json.RawMessage {
+// itemsRaw returns a page's orderedItems, or its items.
+func (p *head) itemsRaw() json.RawMessage {
 	if len(p.OrderedItems) > 0 && string(p.OrderedItems) != "null" {
 		return p.OrderedItems
 	}
@@ -231,27 +229,29 @@ func (w *Walk) readPage(ctx context.Context) ([]Item, error) {
 func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 	if !w.started {
 		w.started = true
-		var raw json.RawMessage
+		var p *head
 		if w.startDoc != nil {
-			raw = w.startDoc
+			if !hasValue(w.startDoc) {
+				return nil, io.EOF
+			}
+			var err error
+			if p, err = parseHead(w.startDoc); err != nil {
+				return nil, fmt.Errorf("collection: %w", err)
+			}
 		} else {
 			if w.origin != "" && !w.onOrigin(w.start) {
 				return nil, &CrossOriginPageError{Origin: w.origin, Page: w.start}
 			}
-			d, err := w.f.lookup(ctx, w.start, false)
+			d, h, err := w.f.lookupHead(ctx, w.start, false)
 			if err != nil {
 				return nil, err
 			}
 			if w.origin == "" {
-				w.origin = d.ID
+				w.setOrigin(d.ID)
 			} else if !w.onOrigin(d.ID) {
 				return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
 			}
-			raw = d.Raw
-		}
-		var p page
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, fmt.Errorf("%w: collection: %v", ErrMalformed, err)
+			p = h
 		}
 		if p.ID != "" {
 			w.seen[p.ID] = true
@@ -261,14 +261,14 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			// A collection with first is a page of its own only when it
 			// holds items too.
 			if hasValue(p.itemsRaw()) {
-				return w.take(&p)
+				return w.take(p)
 			}
 			return nil, nil
 		}
 		// Without first it is its only page, even empty; a page given as
 		// the start leads on through next.
 		w.next = p.Next
-		items, err := w.take(&p)
+		items, err := w.take(p)
 		if items == nil && err == nil {
 			items = []Item{}
 		}
@@ -288,7 +288,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 	}
 	ref := w.next
 	w.next = nil
-	var raw json.RawMessage
+	var p *head
 	var iri string
 	if json.Unmarshal(ref, &iri) == nil {
 		if w.seen[iri] {
@@ -297,7 +297,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 		if !w.onOrigin(iri) {
 			return nil, &CrossOriginPageError{Origin: w.origin, Page: iri}
 		}
-		d, err := w.f.lookup(ctx, iri, false)
+		d, h, err := w.f.lookupHead(ctx, iri, false)
 		if err != nil {
 			return nil, err
 		}
@@ -305,13 +305,13 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
 		}
 		w.seen[iri] = true
-		raw = d.Raw
+		p = h
 	} else {
-		raw = ref // embedded in the page before: no request
-	}
-	var p page
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("%w: page: %v", ErrMalformed, err)
+		// Embedded in the page before: no request.
+		var err error
+		if p, err = parseHead(ref); err != nil {
+			return nil, fmt.Errorf("page: %w", err)
+		}
 	}
 	if p.ID != "" {
 		if iri == "" && w.seen[p.ID] {
@@ -323,7 +323,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 		w.seen[p.ID] = true
 	}
 	w.next = p.Next
-	items, err := w.take(&p)
+	items, err := w.take(p)
 	if err != nil {
 		return nil, err
 	}
@@ -333,15 +333,38 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 	return items, nil
 }
 
+// setOrigin fixes the origin every page must be on, parsed once.
+func (w *Walk) setOrigin(u string) {
+	w.origin = u
+	w.on, w.onErr = origin.Parse(u)
+}
+
+// onOrigin reports whether u is on the walk's origin (host, with ByHost).
 func (w *Walk) onOrigin(u string) bool {
 	if w.lim.ByHost {
-		return origin.SameHost(u, w.origin)
+		return w.sameAs(u, true)
 	}
-	return origin.SameOrigin(u, w.origin)
+	return w.sameAs(u, false)
+}
+
+// sameAs compares u's origin, or only its host, with the walk's origin.
+// Anything unparsable is never the same.
+func (w *Walk) sameAs(u string, hostOnly bool) bool {
+	if w.onErr != nil {
+		return false
+	}
+	o, err := origin.Parse(u)
+	if err != nil {
+		return false
+	}
+	if hostOnly {
+		return o.Host == w.on.Host
+	}
+	return o == w.on
 }
 
 // take counts a page and splits out its items.
-func (w *Walk) take(p *page) ([]Item, error) {
+func (w *Walk) take(p *head) ([]Item, error) {
 	w.pages++
 	raw := bytes.TrimSpace(p.itemsRaw())
 	if !hasValue(raw) {
@@ -349,9 +372,7 @@ func (w *Walk) take(p *page) ([]Item, error) {
 	}
 	var elems []json.RawMessage
 	if raw[0] == '[' {
-		if err := json.Unmarshal(raw, &elems); err != nil {
-			return nil, fmt.Errorf("%w: items: %v", ErrMalformed, err)
-		}
+		elems = splitArray(raw)
 	} else {
 		elems = []json.RawMessage{raw}
 	}
@@ -363,8 +384,7 @@ func (w *Walk) take(p *page) ([]Item, error) {
 		}
 		switch e[0] {
 		case '"':
-			var s string
-			if json.Unmarshal(e, &s) == nil && s != "" {
+			if s := jsonString(e); s != "" {
 				out = append(out, Item{IRI: s})
 			}
 		case '{':
@@ -373,9 +393,71 @@ func (w *Walk) take(p *page) ([]Item, error) {
 			}
 			_ = json.Unmarshal(e, &h)
 			it := Item{Object: e, ID: h.ID}
-			it.Claim = h.ID != "" && !origin.SameOrigin(h.ID, w.origin)
+			it.Claim = h.ID != "" && !w.sameAs(h.ID, false)
 			out = append(out, it)
 		}
 	}
 	return out, nil
+}
+
+// jsonString decodes a JSON string from a document json.Unmarshal has
+// already validated. Without a backslash its text is what lies between the
+// quotes (validation refused raw control characters), which spares the
+// decoder on every IRI of a page.
+func jsonString(raw json.RawMessage) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// splitArray returns the elements of a JSON array, as sub-slices without
+// surrounding space, in one pass and without decoding them. raw must be an
+// array json.Unmarshal has already validated (every page is, as a whole,
+// before its items are read); FuzzSplitArray holds it to json.Unmarshal.
+func splitArray(raw []byte) []json.RawMessage {
+	var out []json.RawMessage
+	depth, start := 0, -1
+	inStr, esc := false, false
+	for i := 1; i < len(raw)-1; i++ { // inside the outer brackets
+		c := raw[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ',':
+			if depth == 0 {
+				out = append(out, bytes.TrimSpace(raw[start:i]))
+				start = -1
+				continue
+			}
+		case '"':
+			inStr = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, bytes.TrimSpace(raw[start:len(raw)-1]))
+	}
+	return out
 }

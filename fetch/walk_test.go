@@ -94,6 +94,9 @@ func TestWalk(t *testing.T) {
 	s.ap("/empty-pages", `{"id":"{base}/empty-pages","type":"OrderedCollection","first":"{base}/ep/1"}`)
 	s.ap("/ep/1", `{"id":"{base}/ep/1","type":"OrderedCollectionPage","orderedItems":[],"next":"{base}/ep/2"}`)
 	s.ap("/ep/2", `{"id":"{base}/ep/2","type":"OrderedCollectionPage","orderedItems":["{base}/u/z"]}`)
+	// An embedded page repeating a page already read ends the walk.
+	s.ap("/embedded-loop", `{"id":"{base}/embedded-loop","type":"OrderedCollection","first":"{base}/el/1"}`)
+	s.ap("/el/1", `{"id":"{base}/el/1","type":"OrderedCollectionPage","orderedItems":["a"],"next":{"id":"{base}/el/1","type":"OrderedCollectionPage","orderedItems":["dup"]}}`)
 	s.ap("/single-item", `{"id":"{base}/single-item","type":"Collection","items":"{base}/u/only"}`)
 
 	f := newFetcher(t, nil)
@@ -121,6 +124,7 @@ func TestWalk(t *testing.T) {
 		{"page on another port refused by origin", iri("/other-port"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, samehost},
 		{"page on another port taken by host", iri("/other-port"), fetch.WalkLimits{ByHost: true}, []string{samehost.url("/u/1")}, 1, nil, nil},
 		{"page seen before ends the walk", iri("/loop"), fetch.WalkLimits{}, []string{"a", "b"}, 2, nil, nil},
+		{"embedded page seen before ends the walk", iri("/embedded-loop"), fetch.WalkLimits{}, []string{"a"}, 1, nil, nil},
 		{"page whose id is elsewhere refused", iri("/page-claims-elsewhere"), fetch.WalkLimits{}, []string{}, 0, fetch.ErrCrossOriginPage, nil},
 		{"empty page leads on", iri("/empty-pages"), fetch.WalkLimits{}, []string{iri("/u/z")}, 2, nil, nil},
 		{"single item not in an array", iri("/single-item"), fetch.WalkLimits{}, []string{iri("/u/only")}, 1, nil, nil},
@@ -236,6 +240,10 @@ func TestWalkEmbedded(t *testing.T) {
 			`{"type":"Collection","first":"` + elsewhere.url("/replies") + `"}`, nil, fetch.ErrCrossOriginPage},
 		{"collection IRI on embedder fetched", `"` + s.url("/replies") + `"`, []string{s.url("/r/9")}, nil},
 		{"collection IRI off embedder refused", `"` + elsewhere.url("/replies") + `"`, nil, fetch.ErrCrossOriginPage},
+		{"null collection is empty", `null`, []string{}, nil},
+		{"absent collection is empty", ``, []string{}, nil},
+		{"non-object collection malformed", `42`, nil, fetch.ErrMalformed},
+		{"embedded page that is not an object malformed", `{"type":"Collection","first":[1]}`, nil, fetch.ErrMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
