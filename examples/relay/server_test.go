@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -196,5 +197,91 @@ func TestGracefulShutdown(t *testing.T) {
 	hosts, _ := relayApp.health.Snapshot()
 	if len(hosts) != 1 || hosts[0].Delivered != 1 || a.count(is("Accept", followID)) != 1 {
 		t.Fatalf("the in-flight Accept was cut off: hosts %+v, received %v", hosts, a.types())
+	}
+}
+
+// TestSchedulerSharesRedisState: the server's scheduler registers and keeps
+// its state in Redis, where the status page and the one-off directory
+// commands (other processes in production) read it.
+func TestSchedulerSharesRedisState(t *testing.T) {
+	key := testKey(t, "relay")
+	d := directorytest.New(&directorytest.Config{EnrollmentOpen: true,
+		Keys: map[string]crypto.PublicKey{relayActor + "#main-key": key.Public()}})
+	_, prefix := redistest.Client(t)
+	ro := redistest.Options(t)
+	dir := t.TempDir()
+	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
+	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "config.yml")
+	y := fmt.Sprintf("PUBLIC_URL: https://relay.example\nLISTEN: 127.0.0.1:0\nDATA_DIR: .\nADMIN_TOKEN: %s\n"+
+		"REDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n"+
+		"DIRECTORIES:\n  - origin: %s\n    enabled: true\nDIRECTORY_SCHEDULER_ENABLED: true\n", testToken, ro.Addr, ro.DB, prefix, d.Origin())
+	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := func(args ...string) (int, string) {
+		e, out, errb := testEnv(t)
+		e.directoryHTTP = d.Doer()
+		code := run(context.Background(), append([]string{"-c", cfgPath}, args...), e)
+		t.Logf("relay %v -> %d\n%s%s", args, code, out, errb)
+		return code, out.String()
+	}
+
+	e, _, errb := testEnv(t)
+	e.directoryHTTP = d.Doer()
+	addrc := make(chan string, 1)
+	e.ready = func(addr string, _ *app) { addrc <- addr }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-exit:
+		t.Fatalf("server exited %d:\n%s", code, errb)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var state string
+	for {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/admin/status.json", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Directories []struct{ Origin, State string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&rep)
+		resp.Body.Close()
+		if len(rep.Directories) == 1 {
+			state = rep.Directories[0].State
+		}
+		if state == "registered" || state == "heartbeat-current" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status page never showed a registration (last state %q):\n%s", state, errb)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, out := cmd("directory", "status"); code != exitOK || !strings.Contains(out, "Redis state") || !strings.Contains(out, state) {
+		t.Fatalf("directory status does not show the scheduler's state %q", state)
+	}
+	cancel()
+	if code := <-exit; code != exitOK {
+		t.Fatalf("server exit %d:\n%s", code, errb)
+	}
+	// With the server gone its lease is released: a manual heartbeat takes
+	// the lease and records its success.
+	before, _ := d.Registration(relayActor)
+	if code, _ := cmd("directory", "heartbeat", d.Origin()); code != exitOK {
+		t.Fatalf("heartbeat after shutdown: exit %d", code)
+	}
+	if after, _ := d.Registration(relayActor); after.Heartbeats != before.Heartbeats+1 {
+		t.Fatalf("heartbeats %d -> %d", before.Heartbeats, after.Heartbeats)
 	}
 }

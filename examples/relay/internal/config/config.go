@@ -223,6 +223,9 @@ func (c *Config) defaultsAndValidate() error {
 			bad("DIRECTORIES", "entry %s is enabled but PUBLIC_URL is not https", e.Origin)
 		}
 	}
+	if c.Directory.SchedulerEnabled && c.RedisURL == "" {
+		c.Notes = append(c.Notes, "DIRECTORY_SCHEDULER_ENABLED without REDIS_URL: scheduler state lives in the server's memory, so run one server process only")
+	}
 	if c.Directory.SchedulerEnabled && c.Path == "" {
 		bad("DIRECTORY_SCHEDULER_ENABLED", "needs a configuration file")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
+	"github.com/fedkit/fedkit/sig"
 )
 
 func get(h http.Handler, target string) *httptest.ResponseRecorder {
@@ -327,5 +328,21 @@ func TestSkipUnsubscribed(t *testing.T) {
 	}
 	if skip(ctx, "https://gone.example/inbox", &deliver.Envelope{Tag: TagAccept}) {
 		t.Error("skipped an Accept/Reject")
+	}
+}
+
+func TestRFC9421Accepted(t *testing.T) {
+	f := newFixture(t, nil)
+	a := f.peers["a"]
+	b, _ := json.Marshal(map[string]any{"id": "https://a.example/follows/9", "type": "Follow", "actor": a.actor, "object": Public})
+	req := httptest.NewRequest(http.MethodPost, base+"/inbox", strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/activity+json")
+	if err := a.signer.Sign(req, sig.SchemeRFC9421); err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	f.r.Handler().ServeHTTP(w, req)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("RFC 9421 signed Follow = %d %s", w.Code, w.Body)
 	}
 }
