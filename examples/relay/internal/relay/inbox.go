@@ -86,6 +86,10 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	res, err := r.verify(req, body)
+	if errors.Is(err, errBlocked) {
+		http.Error(w, "domain not allowed", http.StatusForbidden)
+		return
+	}
 	if err != nil {
 		r.log.DebugContext(ctx, "inbox: signature refused", "err", err)
 		http.Error(w, "signature refused", http.StatusUnauthorized)

@@ -76,6 +76,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// errBlocked is a key resolution refused by the domain lists.
+var errBlocked = errors.New("relay: domain not allowed")
+
 // Relay is the relay's HTTP side and its fan-out.
 type Relay struct {
 	cfg      Config
@@ -119,7 +122,15 @@ func New(cfg *Config) (*Relay, error) {
 	r := &Relay{cfg: c, base: base, actor: c.PublicURL + "/actor", log: c.Logger, pubPEM: string(pem)}
 	r.keyID = r.actor + "#main-key"
 	// Behind a TLS proxy the request carries no scheme: take PublicURL's.
-	r.verifier, err = sig.NewVerifier(c.Keys, &sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes})
+	// Keys of blocked domains are never fetched: the domain lists apply
+	// before any request to the sender's server.
+	keys := sig.KeyResolverFunc(func(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
+		if u, err := url.Parse(id.String()); err != nil || !r.hostAllowed(u.Host) {
+			return nil, errBlocked
+		}
+		return c.Keys.ResolveKey(ctx, id)
+	})
+	r.verifier, err = sig.NewVerifier(keys, &sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes})
 	if err != nil {
 		return nil, err
 	}

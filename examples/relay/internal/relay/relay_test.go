@@ -102,7 +102,11 @@ func TestFollow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, tt.mod)
+			before := f.look.calls[f.peers[tt.peer].actor]
 			w := f.follow(tt.peer, tt.object)
+			if tt.wantCode == http.StatusForbidden && f.look.calls[f.peers[tt.peer].actor] != before {
+				t.Errorf("a refused domain's actor was fetched")
+			}
 			if w.Code != tt.wantCode {
 				t.Fatalf("Follow = %d %s; want %d", w.Code, w.Body, tt.wantCode)
 			}
