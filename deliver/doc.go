@@ -16,6 +16,10 @@
 //	})
 //	st, _ := d.Status(ctx, "delete-1")
 //
+// SendPortable delivers to portable actors (FEP-ef61): an ap:// inbox goes
+// to each of the actor's gateways, at GatewayInboxes' URLs, as one send
+// through the same queue.
+//
 // A send is stored once and fans out to one job per inbox, each retried on
 // its own: network errors, 408, 429 and 5xx wait 30 s doubling to 1 h, 12
 // attempts in all (about 5 h), or at least what Retry-After asked; other 4xx
