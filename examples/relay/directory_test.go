@@ -288,3 +288,30 @@ func TestTestConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestUnregisterExternalConfig: an operator whose configuration is managed
+// elsewhere acknowledges disabling it there; the file is left alone.
+func TestUnregisterExternalConfig(t *testing.T) {
+	d, cfgPath, relay := dirSetup(t)
+	if code, _, errs := relay("directory", "register", d.Origin()); code != exitOK {
+		t.Fatalf("register: %s", errs)
+	}
+	before, _ := os.ReadFile(cfgPath)
+	code, out, errs := relay("directory", "unregister", d.Origin(), "--acknowledge-external-disable")
+	if code != exitOK || !strings.Contains(out, "local state: disabled") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	if errs == "" {
+		t.Error("no warning to disable the entry at its source")
+	}
+	if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
+		t.Error("the file was edited")
+	}
+	if reg, _ := d.Registration(relayActor); reg.Active {
+		t.Error("still registered")
+	}
+	// --remove needs a file to remove from.
+	if code, _, _ := relay("directory", "unregister", d.Origin(), "--acknowledge-external-disable", "--remove"); code != exitConfig {
+		t.Errorf("--remove with an external configuration: exit %d; want %d", code, exitConfig)
+	}
+}
