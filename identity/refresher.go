@@ -263,7 +263,7 @@ func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error)
 			}
 			res.originCleared = true
 		}
-		return nil
+		return r.setPDS(ctx, s, id)
 	})
 	if err != nil {
 		return res, r.lockError(ctx, did, err)
