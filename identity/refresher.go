@@ -66,6 +66,18 @@ type Store interface {
 	ClearOrigin(ctx context.Context, s Subject, w origin.Write) error
 }
 
+// HandleHolder is optionally implemented by a Store. With it, a refresh
+// whose verified handle another row still holds (the incumbent, whose own
+// identity event has not come yet) refreshes the incumbent through the same
+// locked flow, after releasing its own lock, and tries once more, rather
+// than waiting for a redrive (spec 5.4). Without it, or when the incumbent
+// does not let go, the refresh fails with ReasonHandleTaken.
+type HandleHolder interface {
+	// HolderOf returns the row whose stored handle is h, or an error
+	// matching ErrUnknownDID when no row holds it.
+	HolderOf(ctx context.Context, h Handle) (Subject, error)
+}
+
 // CommunityHooks are the application's extra checks on a community's new handle.
 type CommunityHooks interface {
 	// ValidateHandle refuses a handle the application does not allow for
@@ -178,6 +190,9 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 // a second uncached resolution before it is written, so a refresher that
 // resolved before a rename cannot overwrite one that resolved after it.
 //
+// When the new handle is still stored on another row and the Store is a
+// HandleHolder, that row is refreshed first and the refresh tried once more.
+//
 // Errors are *RefreshError; test them with errors.Is against ErrUnresolved,
 // ErrPermanent, ErrBusy and ErrDeferred.
 func (r *Refresher) RefreshHandle(ctx context.Context, did DID) error {
@@ -193,6 +208,35 @@ type refreshResult struct {
 }
 
 func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error) {
+	res, err := r.refreshOnce(ctx, did)
+	if r.incumbentFreed(ctx, did, res.new, err) {
+		return r.refreshOnce(ctx, did)
+	}
+	return res, err
+}
+
+// incumbentFreed handles a refresh of did that failed because another row
+// holds its new handle h: when the Store is a HandleHolder, it refreshes
+// that row (without chasing further) and reports whether h is free now.
+func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err error) bool {
+	holders, ok := r.store.(HandleHolder)
+	var re *RefreshError
+	if !ok || h.IsZero() || !errors.As(err, &re) || re.Reason != ReasonHandleTaken {
+		return false
+	}
+	inc, herr := holders.HolderOf(ctx, h)
+	if herr != nil || inc.DID == did {
+		return false
+	}
+	if _, ierr := r.refreshOnce(ctx, inc.DID); ierr != nil {
+		r.cfg.Logger.DebugContext(ctx, "incumbent not refreshed", "did", did, "incumbent", inc.DID, "err", ierr)
+		return false
+	}
+	now, herr := holders.HolderOf(ctx, h)
+	return errors.Is(herr, ErrUnknownDID) || (herr == nil && now.DID == did)
+}
+
+func (r *Refresher) refreshOnce(ctx context.Context, did DID) (refreshResult, error) {
 	var res refreshResult
 	// Fail closed before touching anything.
 	if r.cfg.Lock == nil || r.cfg.Lock.Wait() <= 0 {

@@ -577,3 +577,65 @@ func TestRefreshOverNetwork(t *testing.T) {
 		t.Fatalf("PLC hits for the tarpit DID = %d, want 1", hits)
 	}
 }
+
+// storeOnly hides the Store's optional HandleHolder.
+type storeOnly struct{ identity.Store }
+
+// TestRefreshIncumbent: bob moved from new.bridge.test to bob2.bridge.test
+// and alice took new.bridge.test; alice's event comes first. With a
+// HandleHolder store bob is refreshed and alice's write goes through; a
+// store without one, or an incumbent that does not resolve, leaves alice
+// handle-taken for a redrive.
+func TestRefreshIncumbent(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hide      bool
+		bobMoved  bool
+		bobStays  bool // bob's fresh resolution still names the handle
+		wantAlice identity.Handle
+		wantBob   identity.Handle
+		// Each try resolves alice twice (before the lock, and to confirm a
+		// change inside it): one retry, only when bob let go.
+		aliceCalls int
+	}{
+		{"IncumbentRefreshed", false, true, false, "new.bridge.test", "bob2.bridge.test", 4},
+		{"IncumbentUnresolvable", false, false, false, "old.bridge.test", "new.bridge.test", 2},
+		{"IncumbentStillHolds", false, false, true, "old.bridge.test", "new.bridge.test", 2},
+		{"StoreWithoutHolderOf", true, true, false, "old.bridge.test", "new.bridge.test", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, nil)
+			if tc.hide {
+				var err error
+				b.r, err = identity.NewRefresher(b.res, storeOnly{b.store}, &identity.RefresherConfig{Cache: b.cache, Lock: b.lock, TrustedHosts: []string{"pds.bridge.test"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.store.Put(identity.Subject{DID: didB, Kind: identity.KindUser, Handle: "new.bridge.test"})
+			if tc.bobMoved {
+				b.res.Set(ident(didB, "bob2.bridge.test", bridge))
+			}
+			if tc.bobStays {
+				b.res.Set(ident(didB, "new.bridge.test", bridge))
+			}
+			err := b.r.RefreshHandle(context.Background(), didA)
+			if tc.wantAlice == "new.bridge.test" {
+				if err != nil {
+					t.Fatalf("RefreshHandle: %v", err)
+				}
+			} else {
+				wantClass(t, err, identity.ClassUnresolved, identity.ReasonHandleTaken, false)
+			}
+			if got := b.handle(t, didA); got != tc.wantAlice {
+				t.Errorf("alice = %q, want %q", got, tc.wantAlice)
+			}
+			if got := b.handle(t, didB); got != tc.wantBob {
+				t.Errorf("bob = %q, want %q", got, tc.wantBob)
+			}
+			if got := b.res.Calls(didA); got != tc.aliceCalls {
+				t.Errorf("alice resolved %d times, want %d", got, tc.aliceCalls)
+			}
+		})
+	}
+}

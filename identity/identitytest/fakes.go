@@ -111,8 +111,9 @@ type Store struct {
 }
 
 var (
-	_ identity.Store  = (*Store)(nil)
-	_ identity.Lister = (*Store)(nil)
+	_ identity.Store        = (*Store)(nil)
+	_ identity.Lister       = (*Store)(nil)
+	_ identity.HandleHolder = (*Store)(nil)
 )
 
 // NewStore returns an empty Store.
@@ -192,6 +193,18 @@ func (s *Store) SetHandle(_ context.Context, sub identity.Subject, h identity.Ha
 	s.rows[sub.DID] = r
 	s.writes.Add(1)
 	return nil
+}
+
+// HolderOf implements identity.HandleHolder.
+func (s *Store) HolderOf(_ context.Context, h identity.Handle) (identity.Subject, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rows {
+		if r.Handle == h {
+			return r, nil
+		}
+	}
+	return identity.Subject{}, identity.ErrUnknownDID
 }
 
 // ClearOrigin implements identity.Store.
