@@ -196,6 +196,29 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 	return http.StatusAccepted, ""
 }
 
+// sendAccept accepts sub's Follow. A LitePub relay actor publishes its
+// server's public posts to its own followers, so the relay follows it back.
+func (r *Relay) sendAccept(ctx context.Context, sub store.Subscriber) error {
+	if err := r.sendResponse(ctx, sub, "Accept"); err != nil {
+		return err
+	}
+	if sub.Style != store.StyleLitePub {
+		return nil
+	}
+	b, err := json.Marshal(map[string]any{
+		"@context": "https://www.w3.org/ns/activitystreams",
+		"id":       r.newID(),
+		"type":     "Follow",
+		"actor":    r.actor,
+		"object":   sub.Actor,
+		"to":       []string{sub.Actor},
+	})
+	if err != nil {
+		return err
+	}
+	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
+}
+
 // inboxOf fetches actor and returns its shared inbox, else its inbox.
 func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
 	doc, err := r.cfg.Lookup.Lookup(ctx, actor)
@@ -227,10 +250,6 @@ func (r *Relay) followObject(sub store.Subscriber) any {
 		obj = r.actor
 	}
 	return map[string]any{"id": sub.FollowID, "type": "Follow", "actor": sub.Actor, "object": obj}
-}
-
-func (r *Relay) sendAccept(ctx context.Context, sub store.Subscriber) error {
-	return r.sendResponse(ctx, sub, "Accept")
 }
 
 func (r *Relay) sendResponse(ctx context.Context, sub store.Subscriber, typ string) error {

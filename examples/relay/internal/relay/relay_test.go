@@ -90,7 +90,7 @@ func TestFollow(t *testing.T) {
 	}{
 		{name: "mastodon", peer: "a", object: Public, wantCode: 202, wantStyle: store.StyleMastodon, wantState: store.StateActive, wantSends: 1},
 		{name: "mastodon as:Public", peer: "a", object: "as:Public", wantCode: 202, wantStyle: store.StyleMastodon, wantState: store.StateActive, wantSends: 1},
-		{name: "litepub", peer: "b", object: base + "/actor", wantCode: 202, wantStyle: store.StyleLitePub, wantState: store.StateActive, wantSends: 1},
+		{name: "litepub", peer: "b", object: base + "/actor", wantCode: 202, wantStyle: store.StyleLitePub, wantState: store.StateActive, wantSends: 2},
 		{name: "someone else", peer: "a", object: "https://relay.example/users/bob", wantCode: 422},
 		{name: "manual approval", mod: func(c *Config) { c.ManualApproval = true }, peer: "a", object: Public, wantCode: 202,
 			wantStyle: store.StyleMastodon, wantState: store.StatePending},
@@ -126,7 +126,14 @@ func TestFollow(t *testing.T) {
 			if len(sends) != tt.wantSends {
 				t.Fatalf("%d sends; want %d", len(sends), tt.wantSends)
 			}
-			if tt.wantSends == 1 {
+			if tt.wantSends == 2 {
+				var back struct{ Type, Actor, Object string }
+				_ = json.Unmarshal(sends[1].Body, &back)
+				if back.Type != "Follow" || back.Actor != base+"/actor" || back.Object != p.actor {
+					t.Errorf("follow-back = %s", sends[1].Body)
+				}
+			}
+			if tt.wantSends > 0 {
 				s := sends[0]
 				var acc struct {
 					Type, Actor string
