@@ -63,7 +63,14 @@ func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 func privateSigner(key any) (crypto.Signer, error) {
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
-		k.Precompute()
+		// Precompute writes to the key; a caller's key may be shared with
+		// goroutines signing with it, so work on a copy. Keys from x509
+		// are precomputed already and used as they are.
+		if k.Precomputed.Dp == nil {
+			c := *k
+			c.Precompute()
+			return &c, nil
+		}
 		return k, nil
 	case ed25519.PrivateKey:
 		return k, nil
