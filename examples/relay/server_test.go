@@ -285,3 +285,45 @@ func TestSchedulerSharesRedisState(t *testing.T) {
 		t.Fatalf("heartbeats %d -> %d", before.Heartbeats, after.Heartbeats)
 	}
 }
+
+// TestServerAndTwoWorkers: an API process that does not deliver, and two
+// workers sharing its Postgres queue and Redis breakers; every delivery
+// arrives exactly once.
+func TestServerAndTwoWorkers(t *testing.T) {
+	pg := pgtest.ConnString(t)
+	_, prefix := redistest.Client(t)
+	ro := redistest.Options(t)
+	extra := fmt.Sprintf("POSTGRES_URL: %q\nREDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", pg, ro.Addr, ro.DB, prefix)
+	r := startRelayOpts(t, "", extra, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	exits := make(chan int, 2)
+	for range 2 {
+		e, _, _ := testEnv(t)
+		go func() { exits <- run(ctx, []string{"-c", r.cfgPath, "worker"}, e) }()
+	}
+	defer func() {
+		cancel()
+		for range 2 {
+			if code := <-exits; code != exitOK {
+				t.Errorf("worker exit %d", code)
+			}
+		}
+	}()
+	a, b := newInstance(t, "a"), newInstance(t, "b")
+	subscribe(t, r, a, public)
+	subscribe(t, r, b, public)
+	for i := range 5 {
+		if a.create(r, fmt.Sprint(i)) != http.StatusAccepted {
+			t.Fatal("Create refused")
+		}
+	}
+	for i := range 5 {
+		b.waitFor("post "+fmt.Sprint(i), is("Create", a.note(fmt.Sprint(i))))
+	}
+	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
+	for i := range 5 {
+		if n := b.count(is("Create", a.note(fmt.Sprint(i)))); n != 1 {
+			t.Errorf("post %d arrived %d times", i, n)
+		}
+	}
+}
