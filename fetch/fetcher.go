@@ -169,10 +169,17 @@ func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, er
 	if resp.ContentLength > max {
 		r.truncated = true
 	}
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength <= max {
-		buf.Grow(int(resp.ContentLength))
+	if resp.ContentLength >= 0 && resp.ContentLength <= max {
+		// The length is known and within the cap: read exactly that into
+		// one buffer (the transport refuses a body of another length).
+		body := make([]byte, resp.ContentLength)
+		if _, err := io.ReadFull(resp.Body, body); err != nil {
+			return nil, fmt.Errorf("fetch: reading %s: %w", clip(raw), err)
+		}
+		r.body = body
+		return r, nil
 	}
+	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: reading %s: %w", clip(raw), err)
