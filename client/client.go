@@ -72,6 +72,10 @@ type Config struct {
 	// MaxIdleConnsPerHost bounds the pooled idle connections per host.
 	// Defaults to MaxIdleConnsPerHostDefault.
 	MaxIdleConnsPerHost int
+	// MaxConnsPerHost bounds the connections per host, dialling, active and
+	// idle; further requests wait for one. Defaults to MaxConnsPerHostDefault
+	// (no bound).
+	MaxConnsPerHost int
 	// DisableCompression stops the client asking for gzip. Defaults to false.
 	DisableCompression bool
 	// TLSConfig is cloned for TLS connections; the server name is always the
@@ -96,6 +100,7 @@ const (
 	ResponseHeaderTimeoutDefault  = 10 * time.Second
 	MaxResponseHeaderBytesDefault = 64 << 10
 	MaxIdleConnsPerHostDefault    = 16
+	MaxConnsPerHostDefault        = 0
 	UserAgentDefault              = "fedkit (+https://github.com/fedkit/fedkit)"
 )
 
@@ -165,7 +170,7 @@ func (c *Config) validate() error {
 		"MaxBodyBytes": c.MaxBodyBytes, "Timeout": int64(c.Timeout), "ResolveTimeout": int64(c.ResolveTimeout),
 		"DialTimeout": int64(c.DialTimeout), "TLSHandshakeTimeout": int64(c.TLSHandshakeTimeout),
 		"ResponseHeaderTimeout": int64(c.ResponseHeaderTimeout), "MaxResponseHeaderBytes": c.MaxResponseHeaderBytes,
-		"MaxIdleConnsPerHost": int64(c.MaxIdleConnsPerHost),
+		"MaxIdleConnsPerHost": int64(c.MaxIdleConnsPerHost), "MaxConnsPerHost": int64(c.MaxConnsPerHost),
 	} {
 		if v < 0 {
 			return fmt.Errorf("client: negative %s", name)
@@ -236,6 +241,7 @@ func New(cfg *Config) (*Client, error) {
 		MaxResponseHeaderBytes: c.cfg.MaxResponseHeaderBytes,
 		DisableCompression:     c.cfg.DisableCompression,
 		MaxIdleConnsPerHost:    c.cfg.MaxIdleConnsPerHost,
+		MaxConnsPerHost:        c.cfg.MaxConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 		ExpectContinueTimeout:  time.Second,
 		ForceAttemptHTTP2:      true,

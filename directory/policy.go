@@ -48,6 +48,7 @@ func ClientConfig() *client.Config {
 		ResponseHeaderTimeout:  responseHeaderTimeout,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		MaxIdleConnsPerHost:    maxConnsPerHost,
+		MaxConnsPerHost:        maxConnsPerHost,
 		DisableCompression:     true,
 	}
 }
