@@ -159,7 +159,7 @@ func (h *Health) Snapshot() ([]HostHealth, []Failure) {
 		}
 		return strings.Compare(a.Host, b.Host)
 	})
-	recent := slices.Clone(h.recent)
+	recent := append([]Failure{}, h.recent...) // [] rather than null in JSON
 	slices.Reverse(recent)
 	return hosts, recent
 }

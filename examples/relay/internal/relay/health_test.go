@@ -62,3 +62,10 @@ func TestHealthOrderAndBounds(t *testing.T) {
 		t.Errorf("%d recent failures kept; want %d", len(recent), RecentFailures)
 	}
 }
+
+func TestHealthEmptySnapshot(t *testing.T) {
+	hosts, recent := NewHealth(0).Snapshot()
+	if hosts == nil || recent == nil {
+		t.Fatal("nil slices would be null in the status JSON")
+	}
+}
