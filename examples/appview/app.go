@@ -27,6 +27,9 @@ type appDeps struct {
 	Now    func() time.Time
 	// LockWait overrides the lock's wait (tests). Zero keeps the default.
 	LockWait time.Duration
+	// InlineRetryDelays overrides the in-line retry waits of transient
+	// failures (tests). Nil keeps the default.
+	InlineRetryDelays []time.Duration
 }
 
 // app is the wired AppView.
@@ -68,10 +71,13 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Hosting instances are looked up through the cache: they are not the
+	// repository being refreshed, and many communities share one.
+	hostedBy := ingest.HostedBy{Resolver: cache}
 	ref, err := identity.NewRefresher(d.Resolver, st.Identity(), &identity.RefresherConfig{
 		Cache:        cache,
 		Lock:         lock,
-		Community:    communityHooks{},
+		Community:    communityHooks{hostedBy: hostedBy},
 		TrustedHosts: cfg.TrustedHosts,
 		Now:          d.Now,
 		Logger:       d.Logger,
@@ -94,12 +100,13 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 		return nil, err
 	}
 	ing, err := ingest.New(ingest.Deps{
-		Store: st, Refresher: ref, Admitter: adm, Resolver: d.Resolver, Trusted: trusted,
+		Store: st, Refresher: ref, Admitter: adm, Resolver: d.Resolver, Trusted: trusted, HostedBy: hostedBy,
 	}, &ingest.Config{
-		IndexAllProfiles: cfg.IndexAllProfiles,
-		RedriveInterval:  cfg.RedriveInterval,
-		Now:              d.Now,
-		Logger:           d.Logger,
+		IndexAllProfiles:  cfg.IndexAllProfiles,
+		RedriveInterval:   cfg.RedriveInterval,
+		InlineRetryDelays: d.InlineRetryDelays,
+		Now:               d.Now,
+		Logger:            d.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -129,16 +136,25 @@ func migrateVersions(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	return applied, nil
 }
 
-// communityHooks accepts any syntactically valid handle and has no
-// hosted-by record to re-check: this example's communities are plain
-// bridged repositories.
-type communityHooks struct{}
+// communityHooks are the refresher's checks on a community's new handle:
+// the AppView's community handle rule, and the stored hosted-by claim
+// re-checked against the new verified handle.
+type communityHooks struct{ hostedBy ingest.HostedBy }
 
 func (communityHooks) ValidateHandle(h identity.Handle) error {
-	_, err := identity.ParseHandle(string(h))
-	return err
+	return ingest.ValidateCommunityHandle(h)
 }
 
-func (communityHooks) CheckHostedBy(context.Context, identity.Subject, *identity.Identity) error {
-	return nil
+// CheckHostedBy re-checks the row's stored hosted-by DID. A community whose
+// profile asserted none (or had its claim refused) has no claim to re-check:
+// its new handle is already verified both ways by the refresher.
+func (c communityHooks) CheckHostedBy(ctx context.Context, s identity.Subject, id *identity.Identity) error {
+	if s.HostedBy.IsZero() {
+		return nil
+	}
+	h, err := identity.VerifiedHandle(id, s.DID)
+	if err != nil {
+		return err
+	}
+	return c.hostedBy.Check(ctx, s.HostedBy, h)
 }

@@ -30,18 +30,24 @@ const (
 	Permanent                 // can never succeed: logged and dropped
 	Unresolved                // redrive later, spending an attempt
 	Busy                      // redrive later without spending an attempt
+	Transient                 // retry in-line, then redrive with the larger budget
 )
 
 func (o Outcome) String() string {
-	return [...]string{"done", "permanent", "unresolved", "busy"}[o]
+	return [...]string{"done", "permanent", "unresolved", "busy", "transient"}[o]
 }
 
 // Application errors, matched with errors.Is.
 var (
 	// ErrPermanent marks an event that can never succeed.
 	ErrPermanent = errors.New("ingest: permanent")
-	// ErrUnresolved marks an event to retry later.
+	// ErrUnresolved marks an event naming something not resolvable yet:
+	// redriven, never retried in-line (the lane must not wait on another
+	// repository).
 	ErrUnresolved = errors.New("ingest: unresolved")
+	// ErrTransient marks a failure that may pass at once (a database
+	// error): retried in-line, then redriven.
+	ErrTransient = errors.New("ingest: transient")
 )
 
 // Error carries a closed reason code for the redrive table and logs; the
@@ -69,8 +75,14 @@ func unresolved(reason string, err error) error {
 	return &Error{Class: ErrUnresolved, Reason: reason, Err: err}
 }
 
-// Classify maps a processing error to an Outcome, by type only. An
-// unclassified error (a database outage) is unresolved.
+func transient(reason string, err error) error {
+	return &Error{Class: ErrTransient, Reason: reason, Err: err}
+}
+
+// Classify maps a processing error to an Outcome, by type only. The
+// library's refresh errors keep the library's class; the ingester's own
+// store failures and any unclassified error are transient (spec 3.4: any
+// unwrapped error).
 func Classify(err error) Outcome {
 	switch {
 	case err == nil:
@@ -79,8 +91,10 @@ func Classify(err error) Outcome {
 		return Busy
 	case errors.Is(err, identity.ErrPermanent), errors.Is(err, ErrPermanent):
 		return Permanent
+	case errors.Is(err, identity.ErrUnresolved), errors.Is(err, ErrUnresolved):
+		return Unresolved
 	}
-	return Unresolved
+	return Transient
 }
 
 // Code returns the closed reason code of err, for the redrive table.
@@ -99,12 +113,19 @@ func Code(err error) string {
 	return "error"
 }
 
-// Defaults for Config.
+// Defaults for Config (spec 3.4).
 const (
 	RedriveIntervalDefault    = 5 * time.Minute
 	BusyDelayDefault          = 30 * time.Second
 	UnresolvedAttemptsDefault = 3
+	TransientAttemptsDefault  = 10
 )
+
+// InlineRetryDelaysDefault returns the waits before the in-line retries of
+// a transient failure: 200 ms, 1 s and 3 s.
+func InlineRetryDelaysDefault() []time.Duration {
+	return []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second}
+}
 
 // Config configures an Ingester.
 type Config struct {
@@ -117,9 +138,17 @@ type Config struct {
 	RedriveInterval time.Duration
 	// BusyDelay is when a busy event is retried. Defaults to BusyDelayDefault.
 	BusyDelay time.Duration
-	// UnresolvedAttempts bounds the redrive attempts of one event.
-	// Defaults to UnresolvedAttemptsDefault.
+	// UnresolvedAttempts bounds the redrive attempts of an unresolved
+	// event. Defaults to UnresolvedAttemptsDefault.
 	UnresolvedAttempts int
+	// TransientAttempts bounds the redrive attempts of an event that kept
+	// failing transiently. Defaults to TransientAttemptsDefault.
+	TransientAttempts int
+	// InlineRetryDelays are the waits before each in-line retry of a
+	// transient failure, on the event's lane, before it goes to redrive.
+	// A non-nil empty slice disables in-line retries. Defaults to
+	// InlineRetryDelaysDefault().
+	InlineRetryDelays []time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// Logger defaults to discarding.
@@ -135,6 +164,8 @@ type Deps struct {
 	Resolver identity.Resolver
 	// Trusted are the bridge PDS hosts, for deciding which new DIDs get rows.
 	Trusted origin.TrustedHosts
+	// HostedBy checks the hosted-by claims of community profiles.
+	HostedBy HostedBy
 }
 
 // Ingester processes events.
@@ -146,7 +177,7 @@ type Ingester struct {
 
 // New returns an Ingester.
 func New(d Deps, cfg *Config) (*Ingester, error) {
-	if d.Store == nil || d.Refresher == nil || d.Admitter == nil || d.Resolver == nil {
+	if d.Store == nil || d.Refresher == nil || d.Admitter == nil || d.Resolver == nil || d.HostedBy.Resolver == nil {
 		return nil, errors.New("ingest: missing dependency")
 	}
 	c := Config{}
@@ -162,6 +193,12 @@ func New(d Deps, cfg *Config) (*Ingester, error) {
 	if c.UnresolvedAttempts <= 0 {
 		c.UnresolvedAttempts = UnresolvedAttemptsDefault
 	}
+	if c.TransientAttempts <= 0 {
+		c.TransientAttempts = TransientAttemptsDefault
+	}
+	if c.InlineRetryDelays == nil {
+		c.InlineRetryDelays = InlineRetryDelaysDefault()
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -171,11 +208,12 @@ func New(d Deps, cfg *Config) (*Ingester, error) {
 	return &Ingester{d: d, cfg: c, log: c.Logger}, nil
 }
 
-// Handle is the jetstream.Handler: it processes a live event and records
-// unresolved and busy ones for redrive. It fails only when the redrive
-// write fails, so the consumer retries and the cursor holds.
+// Handle is the jetstream.Handler: it processes a live event (retrying a
+// transient failure in-line) and records unresolved, busy and still-failing
+// ones for redrive. It fails only when the redrive write fails, so the
+// consumer retries and the cursor holds.
 func (in *Ingester) Handle(ctx context.Context, f jetstream.Frame) error {
-	err := in.Process(ctx, f)
+	err := in.processRetrying(ctx, f)
 	out := Classify(err)
 	switch out {
 	case Done:
@@ -194,6 +232,28 @@ func (in *Ingester) Handle(ctx context.Context, f jetstream.Frame) error {
 	}
 	in.log.Info("ingest: event queued for redrive", "did", f.DID, "kind", f.Kind, "time_us", f.TimeUS, "outcome", out.String(), "reason", Code(err))
 	return in.d.Store.Enqueue(ctx, f.DID, f.TimeUS, f.Kind, f.Raw, 0, in.cfg.Now().Add(delay), Code(err))
+}
+
+// processRetrying is Process with the in-line retries of a transient
+// failure. Permanent, unresolved and busy results return at once: waiting
+// on the lane cannot change them.
+func (in *Ingester) processRetrying(ctx context.Context, f jetstream.Frame) error {
+	err := in.Process(ctx, f)
+	for i, d := range in.cfg.InlineRetryDelays {
+		if Classify(err) != Transient {
+			return err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		in.log.Debug("ingest: retrying in-line", "did", f.DID, "kind", f.Kind, "retry", i+1, "reason", Code(err))
+		err = in.Process(ctx, f)
+	}
+	return err
 }
 
 // Process applies one event and returns its classified error.
@@ -218,7 +278,7 @@ func (in *Ingester) identityEvent(ctx context.Context, f jetstream.Frame) error 
 	// identity events arrive here) and the per-DID seq high-water mark.
 	m, err := in.d.Store.MarkOf(ctx, ev.DID)
 	if err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	if m.Kind == store.KindNone {
 		return nil
@@ -232,7 +292,7 @@ func (in *Ingester) identityEvent(ctx context.Context, f jetstream.Frame) error 
 	}
 	if ev.Seq > 0 {
 		if _, err := in.d.Store.AdvanceIdentitySeq(ctx, m.Kind, ev.DID, ev.Seq); err != nil {
-			return unresolved(identity.ReasonStoreFailed, err)
+			return transient(identity.ReasonStoreFailed, err)
 		}
 	}
 	return nil
@@ -243,7 +303,7 @@ func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 	// One indexed read: unknown DIDs stop here; known ones get the seq guard.
 	m, err := in.d.Store.MarkOf(ctx, f.DID)
 	if err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	if m.Kind == store.KindNone {
 		return nil
@@ -277,7 +337,7 @@ func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 	// Recorded last, so a failed clear is redriven rather than hidden by
 	// the guard.
 	if _, err := in.d.Store.ApplyAccount(ctx, m.Kind, f.DID, seq, status); err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	return nil
 }
@@ -306,6 +366,7 @@ type profileRecord struct {
 	OriginUsername string `json:"originUsername"`
 	OriginURL      string `json:"originUrl"`
 	OriginSoftware string `json:"originSoftware"`
+	HostedBy       string `json:"hostedBy"` // communities: the hosting instance's DID
 }
 
 func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
@@ -320,12 +381,9 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 			return permanent("malformed-record", err)
 		}
 	}
-	if kind == store.KindCommunity {
-		rec.OriginUsername = "" // communities have no origin username column
-	}
 	m, err := in.d.Store.MarkOf(ctx, f.DID)
 	if err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	known := m.Kind != store.KindNone
 	if known && m.Kind != kind {
@@ -336,26 +394,22 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 			return nil
 		}
 		// The record that asserted the fields is gone: clear them.
-		w := origin.ClearAll()
-		_, err := in.d.Store.ApplyProfile(ctx, kind, f.DID, store.Profile{Rev: c.Rev, Origin: originOf(w)})
+		p := store.Profile{Rev: c.Rev, Origin: originOf(origin.ClearAll())}
+		if kind == store.KindCommunity {
+			p.HostedBy = new(string)
+		}
+		_, err := in.d.Store.ApplyProfile(ctx, kind, f.DID, p)
 		if err != nil {
-			return unresolved(identity.ReasonStoreFailed, err)
+			return transient(identity.ReasonStoreFailed, err)
 		}
 		return nil
 	}
 
-	fields := origin.Fields{Origin: rec.Origin, Username: rec.OriginUsername, URL: rec.OriginURL, Software: rec.OriginSoftware}
-	if kind == store.KindCommunity && fields.Origin != "" {
-		// Sanitize keeps origin only beside a username, which communities
-		// do not have: a placeholder lets the same trust rules judge the
-		// other three fields, and is discarded below.
-		fields.Username = communityPlaceholder
-	}
-	d := in.d.Admitter.Admit(ctx, origin.Event{DID: f.DID, Fields: fields, Known: known})
-	w := d.Write
 	if kind == store.KindCommunity {
-		w.Username = nil
+		return in.communityProfile(ctx, f, rec, known)
 	}
+	fields := origin.Fields{Origin: rec.Origin, Username: rec.OriginUsername, URL: rec.OriginURL, Software: rec.OriginSoftware}
+	d := in.d.Admitter.Admit(ctx, origin.Event{DID: f.DID, Fields: fields, Known: known})
 	switch d.Outcome {
 	case origin.OutcomeRetry:
 		return unresolved("origin-"+string(d.Reason), d.Err)
@@ -363,10 +417,9 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 		in.log.Info("ingest: profile dropped", "did", f.DID, "reason", string(d.Reason))
 		return nil
 	}
-
-	p := store.Profile{Rev: c.Rev, DisplayName: rec.DisplayName, Description: rec.Description, Origin: originOf(w)}
+	p := store.Profile{Rev: c.Rev, DisplayName: rec.DisplayName, Description: rec.Description, Origin: originOf(d.Write)}
 	if !known {
-		err := in.create(ctx, kind, f.DID, rec.Name)
+		_, err := in.create(ctx, store.KindUser, f.DID, "")
 		if errors.Is(err, errSkip) {
 			return nil
 		}
@@ -374,54 +427,112 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 			return err
 		}
 	}
-	if _, err := in.d.Store.ApplyProfile(ctx, kind, f.DID, p); err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+	if _, err := in.d.Store.ApplyProfile(ctx, store.KindUser, f.DID, p); err != nil {
+		return transient(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}
+
+// communityProfile applies a community profile: origin fields through the
+// community admission rule (spec 4.4), the fresh PDS URL over the stored
+// one, and the hosted-by claim checked against the verified handle.
+func (in *Ingester) communityProfile(ctx context.Context, f jetstream.Frame, rec profileRecord, known bool) error {
+	c := f.Commit
+	d := in.d.Admitter.AdmitCommunity(ctx, origin.CommunityEvent{
+		DID:    f.DID,
+		Fields: origin.CommunityFields{Origin: rec.Origin, URL: rec.OriginURL, Software: rec.OriginSoftware},
+		Known:  known,
+	})
+	switch d.Outcome {
+	case origin.OutcomeRetry:
+		return unresolved("origin-"+string(d.Reason), d.Err)
+	case origin.OutcomeDrop:
+		in.log.Info("ingest: community profile dropped", "did", f.DID, "reason", string(d.Reason))
+		return nil
+	}
+	p := store.Profile{Rev: c.Rev, DisplayName: rec.DisplayName, Description: rec.Description,
+		Origin: originOf(d.Write), PDSURL: d.PDS}
+	var handle identity.Handle
+	if !known {
+		h, err := in.create(ctx, store.KindCommunity, f.DID, rec.Name)
+		if errors.Is(err, errSkip) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		handle = h
+	} else if rec.HostedBy != "" {
+		// The stored handle is the verified one: identity events keep it.
+		s, err := in.d.Store.Identity().Subject(ctx, identity.DID(f.DID))
+		if err != nil {
+			return transient(identity.ReasonStoreFailed, err)
+		}
+		handle = s.Handle
+	}
+	hostedBy := ""
+	if rec.HostedBy != "" {
+		err := in.d.HostedBy.Check(ctx, identity.DID(rec.HostedBy), handle)
+		switch {
+		case errors.Is(err, identity.ErrHostedByMismatch):
+			// Drop the field, never the event.
+			in.log.Info("ingest: community hosted-by claim refused", "did", f.DID, "reason", identity.ReasonHostedByMismatch)
+		case err != nil:
+			return unresolved(identity.ReasonHostedByPending, err)
+		default:
+			hostedBy = rec.HostedBy
+		}
+	}
+	p.HostedBy = &hostedBy
+	if _, err := in.d.Store.ApplyProfile(ctx, store.KindCommunity, f.DID, p); err != nil {
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	return nil
 }
 
 // create makes a row for an unknown DID from a fresh, verified resolution.
 // Only DIDs on a trusted bridge PDS get one unless IndexAllProfiles is set.
-func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string) error {
+// It returns the verified handle stored.
+func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string) (identity.Handle, error) {
 	id, err := in.d.Resolver.LookupDID(ctx, identity.DID(did))
 	if err != nil {
 		if errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID) {
-			return permanent(identity.ReasonResolveFailed, err)
+			return "", permanent(identity.ReasonResolveFailed, err)
 		}
-		return unresolved(identity.ReasonResolveFailed, err)
+		return "", unresolved(identity.ReasonResolveFailed, err)
 	}
 	h, err := identity.VerifiedHandle(id, identity.DID(did))
 	if errors.Is(err, identity.ErrSubjectMismatch) {
-		return permanent(identity.ReasonSubjectMismatch, err)
+		return "", permanent(identity.ReasonSubjectMismatch, err)
 	}
 	bridged := in.d.Trusted.Contains(id.PDS)
 	if !bridged && !in.cfg.IndexAllProfiles {
-		return errSkip
+		return "", errSkip
 	}
 	if err != nil {
 		// Never store an unverified handle; the bridge's profile is worth
 		// waiting for.
 		if bridged {
-			return unresolved(identity.ReasonUnverified, err)
+			return "", unresolved(identity.ReasonUnverified, err)
 		}
-		return errSkip
+		return "", errSkip
 	}
 	if kind == store.KindCommunity {
+		if err := ValidateCommunityHandle(h); err != nil {
+			return "", permanent(identity.ReasonInvalidHandle, err)
+		}
 		err = in.d.Store.InsertCommunity(ctx, did, string(h), name, id.PDS)
 	} else {
 		err = in.d.Store.InsertUser(ctx, did, string(h), id.PDS)
 	}
 	if store.IsUniqueViolation(err) {
-		return unresolved(identity.ReasonHandleTaken, err)
+		return "", unresolved(identity.ReasonHandleTaken, err)
 	}
 	if err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return "", transient(identity.ReasonStoreFailed, err)
 	}
-	return nil
+	return h, nil
 }
-
-// communityPlaceholder stands in for the username communities lack.
-const communityPlaceholder = "community"
 
 // errSkip is a done outcome: the DID is not one this AppView indexes.
 var errSkip error = skipError{}
@@ -443,7 +554,7 @@ func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
 	c := f.Commit
 	k, err := in.d.Store.KindOf(ctx, f.DID)
 	if err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	if k != store.KindUser {
 		return nil
@@ -451,7 +562,7 @@ func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
 	uri := "at://" + f.DID + "/" + c.Collection + "/" + c.RKey
 	if c.Operation == jetstream.OpDelete {
 		if err := in.d.Store.DeletePost(ctx, uri); err != nil {
-			return unresolved(identity.ReasonStoreFailed, err)
+			return transient(identity.ReasonStoreFailed, err)
 		}
 		return nil
 	}
@@ -464,7 +575,7 @@ func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
 		created = time.UnixMicro(f.TimeUS).UTC()
 	}
 	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, store.Post{URI: uri, CID: c.CID, Text: rec.Text, CreatedAt: created}); err != nil {
-		return unresolved(identity.ReasonStoreFailed, err)
+		return transient(identity.ReasonStoreFailed, err)
 	}
 	return nil
 }

@@ -24,7 +24,9 @@ func TestClassify(t *testing.T) {
 		{"wrapped refresh error", fmt.Errorf("ctx: %w", &identity.RefreshError{Class: identity.ClassPermanent, Reason: identity.ReasonInvalidDID}), Permanent, "invalid-did"},
 		{"ingest permanent", permanent("malformed", errors.New("x")), Permanent, "malformed"},
 		{"ingest unresolved", unresolved("origin-resolution-failed", nil), Unresolved, "origin-resolution-failed"},
-		{"plain error is unresolved", errors.New("connection reset"), Unresolved, "error"},
+		{"plain error is transient", errors.New("connection reset"), Transient, "error"},
+		{"ingest transient", transient(identity.ReasonStoreFailed, errors.New("conn")), Transient, "store-failed"},
+		{"library store failure keeps the library's class", &identity.RefreshError{Class: identity.ClassUnresolved, Reason: identity.ReasonStoreFailed}, Unresolved, "store-failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,9 +23,10 @@ func DirectLanes(ctx context.Context, _ string, fn func(context.Context)) error 
 // RedriveBatchDefault is how many rows one redrive pass claims.
 const RedriveBatchDefault = 100
 
-// RedriveOnce retries every due row once and reports how many rows it
-// took. Done and permanent rows are retired; unresolved ones spend an
-// attempt and die at the budget; busy ones are pushed back for free.
+// RedriveOnce retries every due row once (with the in-line retries of a
+// transient failure) and reports how many rows it took. Done and permanent
+// rows are retired; unresolved and transient ones spend an attempt and die
+// at their class's budget; busy ones are pushed back for free.
 func (in *Ingester) RedriveOnce(ctx context.Context, lanes LaneRunner) (int, error) {
 	now := in.cfg.Now()
 	rows, err := in.d.Store.ClaimDue(ctx, now, in.cfg.RedriveInterval, RedriveBatchDefault)
@@ -53,7 +54,7 @@ func (in *Ingester) redriveRow(ctx context.Context, r store.RedriveRow) error {
 		in.log.Warn("ingest: retiring unparseable redrive row", "id", r.ID, "did", r.DID)
 		return in.d.Store.Retire(ctx, r.ID)
 	}
-	perr := in.Process(ctx, f)
+	perr := in.processRetrying(ctx, f)
 	out := Classify(perr)
 	switch out {
 	case Done:
@@ -69,7 +70,11 @@ func (in *Ingester) redriveRow(ctx context.Context, r store.RedriveRow) error {
 	if out == Busy {
 		delay = in.cfg.BusyDelay
 	}
-	dead, err := in.d.Store.Reschedule(ctx, r.ID, in.cfg.Now().Add(delay), Code(perr), out == Unresolved, in.cfg.UnresolvedAttempts)
+	budget := in.cfg.UnresolvedAttempts
+	if out == Transient {
+		budget = in.cfg.TransientAttempts
+	}
+	dead, err := in.d.Store.Reschedule(ctx, r.ID, in.cfg.Now().Add(delay), Code(perr), out != Busy, budget)
 	if err != nil {
 		return err
 	}

@@ -16,27 +16,30 @@ import (
 type IdentityStore struct{ s *Store }
 
 var (
-	_ identity.Store  = IdentityStore{}
-	_ identity.Lister = IdentityStore{}
+	_ identity.Store     = IdentityStore{}
+	_ identity.Lister    = IdentityStore{}
+	_ identity.PDSSetter = IdentityStore{}
 )
 
 // Identity returns the identity.Store view of s.
 func (s *Store) Identity() IdentityStore { return IdentityStore{s: s} }
 
 const subjectSelect = `SELECT 'user', did, handle, pds_url,
-		(COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')
+		(COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> ''),
+		''
 	FROM users WHERE %[1]s
 	UNION ALL SELECT 'community', did, handle, pds_url,
-		(COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')
+		(COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> ''),
+		hosted_by_did
 	FROM communities WHERE %[1]s`
 
 func scanSubject(row pgx.Row) (identity.Subject, error) {
 	var sub identity.Subject
-	var kind, did, handle string
-	if err := row.Scan(&kind, &did, &handle, &sub.PDS, &sub.HasOrigin); err != nil {
+	var kind, did, handle, hostedBy string
+	if err := row.Scan(&kind, &did, &handle, &sub.PDS, &sub.HasOrigin, &hostedBy); err != nil {
 		return identity.Subject{}, err
 	}
-	sub.DID, sub.Handle = identity.DID(did), identity.Handle(handle)
+	sub.DID, sub.Handle, sub.HostedBy = identity.DID(did), identity.Handle(handle), identity.DID(hostedBy)
 	sub.Kind = identity.KindUser
 	if kind == string(KindCommunity) {
 		sub.Kind = identity.KindCommunity
@@ -76,6 +79,24 @@ func (a IdentityStore) SetHandle(ctx context.Context, sub identity.Subject, h id
 	}
 	if err != nil {
 		return fmt.Errorf("store: set handle: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return identity.ErrUnknownDID
+	}
+	return nil
+}
+
+// SetPDS implements identity.PDSSetter: a verified refresh records the PDS
+// URL the fresh DID document names, so a repository that left the bridge is
+// no longer listed as bridged by ListBridged.
+func (a IdentityStore) SetPDS(ctx context.Context, sub identity.Subject, pds string) error {
+	t, err := table(kindOf(sub.Kind))
+	if err != nil {
+		return err
+	}
+	tag, err := a.s.db.Exec(ctx, `UPDATE `+t+` SET pds_url = $2, updated_at = now() WHERE did = $1`, string(sub.DID), pds)
+	if err != nil {
+		return fmt.Errorf("store: set pds: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return identity.ErrUnknownDID

@@ -241,6 +241,9 @@ type Profile struct {
 	// PDSURL, when not empty, replaces the stored PDS URL with the one a
 	// fresh resolution for this event found.
 	PDSURL string
+	// HostedBy is a community's verified hosted-by DID; nil leaves the
+	// column as it is, "" clears it. Ignored for users.
+	HostedBy *string
 }
 
 // ApplyProfile writes a profile record to a known row. Records are gated by
@@ -262,8 +265,10 @@ func (s *Store) ApplyProfile(ctx context.Context, k Kind, did string, p Profile)
 		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
 			pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
 			origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
-			origin_software = COALESCE($8, origin_software), updated_at = now()
+			origin_software = COALESCE($8, origin_software), hosted_by_did = COALESCE($9, hosted_by_did),
+			updated_at = now()
 			WHERE did = $1 AND profile_rev < $2`
+		args = append(args, p.HostedBy)
 	default:
 		return false, fmt.Errorf("store: apply profile: no table for kind %q", k)
 	}
