@@ -25,23 +25,11 @@ func BenchmarkLookup(b *testing.B) {
 	f := newFetcher(b, nil)
 	ctx := context.Background()
 	target := s.url("/users/alice/statuses/1")
-	plainURL := s.srv.URL + "/users/alice/statuses/1"
-	plainTr := http.DefaultTransport.(*http.Transport).Clone()
-	plainTr.MaxIdleConnsPerHost = client.MaxIdleConnsPerHostDefault
-	defer plainTr.CloseIdleConnections()
-	plain := &http.Client{Transport: plainTr, Timeout: fetch.TimeoutDefault}
+	plain := plainClient(b, s)
 
 	baseline := func() time.Duration {
 		start := time.Now()
-		resp, err := plain.Get(plainURL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
+		body := plainGet(b, plain, target)
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil {
 			b.Fatal(err)
@@ -59,27 +47,60 @@ func BenchmarkLookup(b *testing.B) {
 	baseline()
 	lookup()
 
-	var base, ours []time.Duration
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		// Alternate the order so neither always runs right after the other.
-		if i%2 == 0 {
-			base = append(base, baseline())
-			ours = append(ours, lookup())
-		} else {
-			ours = append(ours, lookup())
-			base = append(base, baseline())
-		}
-	}
-	// Medians: on a shared machine a few stalled requests would swamp a
-	// ratio of sums.
-	mo, mb := median(ours), median(base)
+	mo, mb := alternate(b, lookup, baseline)
 	if mb > 0 {
 		b.ReportMetric(float64(mo)/float64(mb), "overhead_ratio")
 		b.ReportMetric(float64(mo.Nanoseconds()), "lookup_median_ns")
 		b.ReportMetric(float64(mb.Nanoseconds()), "plain_median_ns")
 	}
+}
+
+// plainClient is the baseline's client: what a careful user would
+// otherwise write (the default transport, an overall timeout), reaching
+// the site's *.test names by dialling its loopback listener directly.
+func plainClient(b *testing.B, s *site) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = client.MaxIdleConnsPerHostDefault
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, s.srv.Listener.Addr().String())
+	}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: fetch.TimeoutDefault}
+}
+
+// plainGet is the baseline's GET: the whole body, no checks.
+func plainGet(b *testing.B, c *http.Client, url string) []byte {
+	resp, err := c.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// alternate runs ours and baseline once each per benchmark iteration,
+// swapping their order every time so load from other processes falls on
+// both alike, and returns their medians: on a shared machine a few
+// stalled requests would swamp a ratio of sums.
+func alternate(b *testing.B, ours, baseline func() time.Duration) (mo, mb time.Duration) {
+	var o, base []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			base = append(base, baseline())
+			o = append(o, ours())
+		} else {
+			o = append(o, ours())
+			base = append(base, baseline())
+		}
+	}
+	return median(o), median(base)
 }
 
 func median(d []time.Duration) time.Duration {
@@ -99,31 +120,14 @@ func BenchmarkWalk(b *testing.B) {
 	pagedOutbox(b, s, "/outbox", 100, 100)
 	f := newFetcher(b, nil)
 	ctx := context.Background()
-	// The plain client reaches the site's *.test names by dialling its
-	// loopback listener directly.
-	plainTr := http.DefaultTransport.(*http.Transport).Clone()
-	plainTr.MaxIdleConnsPerHost = client.MaxIdleConnsPerHostDefault
-	plainTr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, s.srv.Listener.Addr().String())
-	}
-	defer plainTr.CloseIdleConnections()
-	plain := &http.Client{Transport: plainTr, Timeout: fetch.TimeoutDefault}
+	plain := plainClient(b, s)
 	const want = 10_000
 
 	baseline := func() time.Duration {
 		start := time.Now()
 		n, next := 0, s.url("/outbox")
 		for next != "" {
-			resp, err := plain.Get(next)
-			if err != nil {
-				b.Fatal(err)
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				b.Fatal(err)
-			}
+			body := plainGet(b, plain, next)
 			var p struct {
 				First, Next  string
 				OrderedItems []any
@@ -159,18 +163,7 @@ func BenchmarkWalk(b *testing.B) {
 	baseline()
 	walk()
 
-	var base, ours []time.Duration
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			base = append(base, baseline())
-			ours = append(ours, walk())
-		} else {
-			ours = append(ours, walk())
-			base = append(base, baseline())
-		}
-	}
-	mo, mb := median(ours), median(base)
+	mo, mb := alternate(b, walk, baseline)
 	if mo > 0 && mb > 0 {
 		b.ReportMetric(want/mo.Seconds(), "items/s")
 		b.ReportMetric(float64(mo)/float64(mb), "overhead_ratio")
