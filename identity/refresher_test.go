@@ -370,7 +370,7 @@ func TestTwoRefreshersCannotRevert(t *testing.T) {
 	b := setup(t, nil)
 	b.res.Set(ident(didA, "old.bridge.test", bridge))
 	b.store.Put(identity.Subject{DID: didA, Kind: identity.KindUser, Handle: "older.bridge.test", PDS: bridge})
-	stale := &staleResolver{Resolver: b.res, release: make(chan struct{}), resolved: make(chan struct{})}
+	stale := identitytest.NewStaleResolver(b.res)
 	r, err := identity.NewRefresher(stale, b.store, &identity.RefresherConfig{Cache: b.cache, Lock: b.lock})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +378,7 @@ func TestTwoRefreshersCannotRevert(t *testing.T) {
 	var wg sync.WaitGroup
 	var errA error
 	wg.Go(func() { errA = r.RefreshHandle(context.Background(), didA) })
-	<-stale.resolved // A holds "old.bridge.test"
+	<-stale.Resolved // A holds "old.bridge.test"
 	b.res.Set(ident(didA, "new.bridge.test", bridge))
 	if err := r.RefreshHandle(context.Background(), didA); err != nil {
 		t.Fatalf("B: %v", err)
@@ -386,7 +386,7 @@ func TestTwoRefreshersCannotRevert(t *testing.T) {
 	if b.handle(t, didA) != "new.bridge.test" {
 		t.Fatal("B did not write")
 	}
-	close(stale.release)
+	close(stale.Release)
 	wg.Wait()
 	if errA != nil {
 		t.Fatalf("A: %v", errA)
@@ -398,25 +398,6 @@ func TestTwoRefreshersCannotRevert(t *testing.T) {
 	if got := b.handle(t, didA); got != "new.bridge.test" {
 		t.Fatalf("handle reverted to %q", got)
 	}
-}
-
-// staleResolver answers its first lookup with what the network said then,
-// and delivers it only after release.
-type staleResolver struct {
-	*identitytest.Resolver
-	once              sync.Once
-	release, resolved chan struct{}
-}
-
-func (s *staleResolver) LookupDID(ctx context.Context, did identity.DID) (*identity.Identity, error) {
-	first := false
-	s.once.Do(func() { first = true })
-	id, err := s.Resolver.LookupDID(ctx, did)
-	if first {
-		close(s.resolved)
-		<-s.release
-	}
-	return id, err
 }
 
 type hooks struct {

@@ -47,3 +47,19 @@ func ExampleNewResolver() {
 	fmt.Println(id.Handle, r.Calls(identitytest.DIDAlice))
 	// Output: alice.bridge.test 1
 }
+
+func ExampleNewStaleResolver() {
+	r := identitytest.NewResolver()
+	r.Set(identity.Identity{DID: identitytest.DIDAlice, Handle: "old.bridge.test"})
+	stale := identitytest.NewStaleResolver(r)
+	got := make(chan identity.Handle)
+	go func() {
+		id, _ := stale.LookupDID(context.Background(), identitytest.DIDAlice)
+		got <- id.Handle
+	}()
+	<-stale.Resolved // the answer is taken; now the rename happens
+	r.Set(identity.Identity{DID: identitytest.DIDAlice, Handle: "new.bridge.test"})
+	close(stale.Release)
+	fmt.Println(<-got)
+	// Output: old.bridge.test
+}

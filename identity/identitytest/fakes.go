@@ -96,6 +96,36 @@ func (r *Resolver) ResolveHandle(_ context.Context, h identity.Handle) (identity
 	return "", identity.ErrHandleNotFound
 }
 
+// StaleResolver stages a refresher that resolved before a rename and then
+// stalled: its first LookupDID takes the wrapped Resolver's answer at once
+// but returns it only after Release is closed; later lookups pass through.
+type StaleResolver struct {
+	*Resolver
+	// Resolved is closed when the first answer has been taken.
+	Resolved chan struct{}
+	// Release, closed by the test, lets the first answer go.
+	Release chan struct{}
+
+	once sync.Once
+}
+
+// NewStaleResolver returns a StaleResolver over r.
+func NewStaleResolver(r *Resolver) *StaleResolver {
+	return &StaleResolver{Resolver: r, Resolved: make(chan struct{}), Release: make(chan struct{})}
+}
+
+// LookupDID implements identity.Resolver.
+func (s *StaleResolver) LookupDID(ctx context.Context, did identity.DID) (*identity.Identity, error) {
+	first := false
+	s.once.Do(func() { first = true })
+	id, err := s.Resolver.LookupDID(ctx, did)
+	if first {
+		close(s.Resolved)
+		<-s.Release
+	}
+	return id, err
+}
+
 // Store is an in-memory application store: identity.Store and
 // identity.Lister over rows keyed by DID, with unique handles.
 type Store struct {

@@ -211,41 +211,22 @@ func TestContentionIsBusyAfterWait(t *testing.T) {
 	}
 }
 
-// staleResolver delivers its first answer, taken before a rename, only
-// after release.
-type staleResolver struct {
-	*identitytest.Resolver
-	once              sync.Once
-	release, resolved chan struct{}
-}
-
-func (s *staleResolver) LookupDID(ctx context.Context, did identity.DID) (*identity.Identity, error) {
-	first := false
-	s.once.Do(func() { first = true })
-	id, err := s.Resolver.LookupDID(ctx, did)
-	if first {
-		close(s.resolved)
-		<-s.release
-	}
-	return id, err
-}
-
 func TestTwoRefreshersAndStaleEventCannotRevert(t *testing.T) {
 	e := newEnv(t)
 	e.res.Set(identity.Identity{DID: didA, Handle: "mid.bridge.test", DeclaredHandle: "mid.bridge.test", PDS: bridge})
-	stale := &staleResolver{Resolver: e.res, release: make(chan struct{}), resolved: make(chan struct{})}
+	stale := identitytest.NewStaleResolver(e.res)
 	rA, _ := e.refresher(t, stale, 5*time.Second)
 	rB, _ := e.refresher(t, e.res, 5*time.Second)
 
 	var wg sync.WaitGroup
 	var errA error
 	wg.Go(func() { errA = rA.RefreshHandle(context.Background(), didA) })
-	<-stale.resolved // A has resolved "mid"; the rename happens now
+	<-stale.Resolved // A has resolved "mid"; the rename happens now
 	e.res.Set(identity.Identity{DID: didA, Handle: "new.bridge.test", DeclaredHandle: "new.bridge.test", PDS: bridge})
 	if err := rB.RefreshHandle(context.Background(), didA); err != nil {
 		t.Fatalf("B: %v", err)
 	}
-	close(stale.release)
+	close(stale.Release)
 	wg.Wait()
 	if errA != nil {
 		t.Fatalf("A: %v", errA)
