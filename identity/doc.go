@@ -41,6 +41,19 @@
 // the bridge (see origin.Admitter.ClearOnRefresh) has its origin fields
 // cleared at the same time.
 //
+// A Store may also implement HandleHolder, to let a refresh whose new handle
+// another row still holds refresh that row first, and PDSSetter, to keep the
+// stored PDS URL current.
+//
+// # Cache
+//
+// Cache serves verified identities from a CacheStore for CacheConfig.TTL
+// (24 hours) and remembers, per process, DID lookups that failed or found
+// no verified handle for NegativeTTL (90 seconds), as Coves' negative cache
+// does: never a caller's cancellation, an invalid DID or a handle lookup.
+// Purge forgets both. Nothing that decides (a refresh, an admission) reads
+// through the Cache.
+//
 // # Identity events
 //
 // HandleIdentityEvent looks the DID up first: Jetstream sends every
