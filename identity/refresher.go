@@ -150,6 +150,9 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 	if cfg != nil {
 		r.cfg = *cfg
 	}
+	if c, ok := r.cfg.Cache.(*Cache); ok && c == nil {
+		r.cfg.Cache = nil // a nil *Cache means no cache, not a panic at the first purge
+	}
 	if r.cfg.ResolveTimeout <= 0 {
 		r.cfg.ResolveTimeout = ResolveTimeoutDefault
 	}

@@ -620,3 +620,18 @@ func TestRefreshIncumbent(t *testing.T) {
 		})
 	}
 }
+
+func TestTypedNilCacheIsNoCache(t *testing.T) {
+	b := setup(t, nil)
+	var none *identity.Cache
+	r, err := identity.NewRefresher(b.res, b.store, &identity.RefresherConfig{Cache: none, Lock: b.lock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RefreshHandle(context.Background(), didA); err != nil {
+		t.Fatal(err)
+	}
+	if b.handle(t, didA) != "new.bridge.test" {
+		t.Fatal("not refreshed")
+	}
+}
