@@ -3,11 +3,13 @@ package directory_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -245,5 +247,115 @@ func TestDefaultGuardRefusesLoopback(t *testing.T) {
 	var te *directory.TransportError
 	if !errors.As(err, &te) || !te.Blocked || directory.ClassOf(err) != directory.ClassPermanent || hits.Load() != 0 {
 		t.Fatalf("%v, %d hits", err, hits.Load())
+	}
+}
+
+// TestTransportTimeouts: the Directory transport sets 5 s dial, TLS
+// handshake and response header timeouts (spec 10.1), and each one cuts off
+// a Directory that stalls at that stage well before the caller's deadline.
+// The stalls are shortened through the same client.Config fields so the
+// test stays fast; which layer gave up is read from the caller's context,
+// not from a clock.
+func TestTransportTimeouts(t *testing.T) {
+	cfg := directory.ClientConfig()
+	if cfg.DialTimeout != 5*time.Second || cfg.TLSHandshakeTimeout != 5*time.Second || cfg.ResponseHeaderTimeout != 5*time.Second {
+		t.Fatalf("dial %v, TLS %v, headers %v; want 5 s each", cfg.DialTimeout, cfg.TLSHandshakeTimeout, cfg.ResponseHeaderTimeout)
+	}
+	const short = 100 * time.Millisecond
+	t.Run("TLSHandshake", func(t *testing.T) {
+		// Accepts TCP connections and never says a word of TLS.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := make(chan net.Conn, 8)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				held <- c
+			}
+		}()
+		t.Cleanup(func() {
+			ln.Close()
+			<-done
+			close(held)
+			for c := range held {
+				c.Close()
+			}
+		})
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		origin := "https://" + directorytest.Host + ":" + port
+		hc := timeoutClient(t, func(c *client.Config) { c.TLSHandshakeTimeout = short }, nil)
+		stalledCall(t, hc, origin, func() int { return len(held) })
+	})
+	t.Run("ResponseHeaders", func(t *testing.T) {
+		release := make(chan struct{})
+		var hits atomic.Int32
+		cert, pool := directorytest.TLSCert(t)
+		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			select { // headers never come
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}))
+		ts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		ts.StartTLS()
+		t.Cleanup(ts.Close)
+		t.Cleanup(func() { close(release) })
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "https://"))
+		origin := "https://" + directorytest.Host + ":" + port
+		hc := timeoutClient(t, func(c *client.Config) { c.ResponseHeaderTimeout = short }, pool)
+		stalledCall(t, hc, origin, func() int { return int(hits.Load()) })
+	})
+}
+
+// timeoutClient is the Directory transport reaching loopback, with one
+// timeout shortened by tweak.
+func timeoutClient(t *testing.T, tweak func(*client.Config), pool *x509.CertPool) *client.Client {
+	t.Helper()
+	cfg := directory.ClientConfig()
+	cfg.AllowPrivate = append(cfg.AllowPrivate, netip.MustParsePrefix("127.0.0.0/8"))
+	cfg.Resolver = directorytest.LoopbackResolver{}
+	cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tweak(cfg)
+	hc, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
+}
+
+// stalledCall registers once against a stalling origin under a generous
+// caller deadline and wants a retryable timeout that the transport, not the
+// caller, produced, after the stall was actually reached (reached() > 0).
+func stalledCall(t *testing.T, hc directory.Doer, origin string, reached func() int) {
+	t.Helper()
+	c, err := directory.New(testKey(t), &directory.Config{Actor: actor, PublicBaseURL: base,
+		Directories: enabled(origin), HTTP: hc, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = c.Register(ctx, origin, &directory.CallOpts{Version: directory.V1})
+	var te *directory.TransportError
+	if !errors.As(err, &te) || !te.Timeout || directory.ClassOf(err) != directory.ClassRetryable {
+		t.Fatalf("%v, want a retryable transport timeout", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the caller's deadline fired first; the transport timeout did not")
+	}
+	if reached() == 0 {
+		t.Fatal("the stalling stage was never reached")
+	}
+	if contains(err.Error(), "127.0.0.1", directorytest.Host, "handshake", "header") {
+		t.Fatalf("inner text leaked: %v", err)
 	}
 }
