@@ -205,7 +205,7 @@ func TestRefreshErrors(t *testing.T) {
 		{"RowGoneBeforeLock", nil, func(t *testing.T, b *bundle) {
 			b.res.Hook = func(context.Context, identity.DID) error { b.store.Delete(didA); return nil }
 		}, identity.ClassUnresolved, identity.ReasonRowGone, false},
-		{"BusyLock", shortLock, func(t *testing.T, b *bundle) { t.Cleanup(holdLock(t, b.lock, didA)) },
+		{"BusyLock", shortLock, func(t *testing.T, b *bundle) { t.Cleanup(identitytest.HoldLock(t, b.lock, didA)) },
 			identity.ClassBusy, identity.ReasonLockBusy, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,20 +223,6 @@ func TestRefreshErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func holdLock(t *testing.T, l identity.Lock, did identity.DID) func() {
-	t.Helper()
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- l.WithLock(context.Background(), did, func(context.Context) error { close(held); <-release; return nil })
-	}()
-	select {
-	case <-held:
-	case err := <-done:
-		t.Fatalf("hold: %v", err)
-	}
-	return func() { close(release); <-done }
 }
 
 func fixtureFrame(t *testing.T, name string) []byte {

@@ -150,7 +150,7 @@ func TestSweepOptions(t *testing.T) {
 
 func TestSweepBusyRowReported(t *testing.T) {
 	b := sweepSetup(t, func(c *identity.RefresherConfig) { c.Lock = identity.NewMemoryLock(50 * time.Millisecond) })
-	release := holdLock(t, b.lock, didB)
+	release := identitytest.HoldLock(t, b.lock, didB)
 	defer release()
 	rep, err := b.r.Sweep(context.Background(), b.store, nil)
 	if err != nil {

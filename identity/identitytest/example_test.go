@@ -2,6 +2,7 @@ package identitytest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -62,4 +63,14 @@ func ExampleNewStaleResolver() {
 	close(stale.Release)
 	fmt.Println(<-got)
 	// Output: old.bridge.test
+}
+
+func ExampleHoldLock() {
+	_ = func(t *testing.T) {
+		l := identity.NewMemoryLock(50 * time.Millisecond)
+		release := identitytest.HoldLock(t, l, identitytest.DIDAlice)
+		defer release()
+		err := l.WithLock(context.Background(), identitytest.DIDAlice, func(context.Context) error { return nil })
+		fmt.Println(errors.Is(err, identity.ErrLockBusy)) // true
+	}
 }

@@ -165,30 +165,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 	ctx := context.Background()
 	const wait = 300 * time.Millisecond
 
-	// hold takes did's lock in a goroutine and returns once it is held;
-	// calling the returned func releases it.
-	hold := func(t *testing.T, l identity.Lock, did identity.DID) func() {
-		t.Helper()
-		held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			done <- l.WithLock(ctx, did, func(context.Context) error {
-				close(held)
-				<-release
-				return nil
-			})
-		}()
-		select {
-		case <-held:
-		case err := <-done:
-			t.Fatalf("holder: %v", err)
-		}
-		return func() {
-			close(release)
-			if err := <-done; err != nil {
-				t.Errorf("holder: %v", err)
-			}
-		}
-	}
+	hold := HoldLock
 
 	t.Run("RunsFn", func(t *testing.T) {
 		l := newLock(t, wait)
@@ -302,4 +279,33 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("unusable lock ran fn (err %v)", err)
 		}
 	})
+}
+
+// HoldLock takes did's lock on l in another goroutine and returns once it
+// is held; calling the returned func (any number of times) releases it and
+// reports the holder's error. For staging contention in tests.
+func HoldLock(t testing.TB, l identity.Lock, did identity.DID) (release func()) {
+	t.Helper()
+	held, rel, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- l.WithLock(context.Background(), did, func(context.Context) error {
+			close(held)
+			<-rel
+			return nil
+		})
+	}()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("holder: %v", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(rel)
+			if err := <-done; err != nil {
+				t.Errorf("holder: %v", err)
+			}
+		})
+	}
 }

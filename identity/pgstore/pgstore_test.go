@@ -127,29 +127,6 @@ func TestNewLockValidates(t *testing.T) {
 	}
 }
 
-// holdLock holds did's lock on l until the returned func is called.
-func holdLock(t *testing.T, l identity.Lock, did identity.DID) func() {
-	t.Helper()
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- l.WithLock(context.Background(), did, func(context.Context) error { close(held); <-release; return nil })
-	}()
-	select {
-	case <-held:
-	case err := <-done:
-		t.Fatalf("hold: %v", err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(release)
-			if err := <-done; err != nil {
-				t.Errorf("holder: %v", err)
-			}
-		})
-	}
-}
-
 type env struct {
 	res   *identitytest.Resolver
 	store *identitytest.Store
@@ -191,7 +168,7 @@ func TestContentionIsBusyAfterWait(t *testing.T) {
 	e := newEnv(t)
 	_, lockA := e.refresher(t, e.res, 5*time.Second)
 	rB, _ := e.refresher(t, e.res, 300*time.Millisecond)
-	release := holdLock(t, lockA, didA)
+	release := identitytest.HoldLock(t, lockA, didA)
 	defer release()
 
 	err := rB.RefreshHandle(context.Background(), didA)
