@@ -14,6 +14,33 @@ type LeaseOpts struct {
 	// Renew is the renewal period; it must be well under TTL. Defaults to
 	// LeaseRenewDefault.
 	Renew time.Duration
+	// Wait is how long AcquireLease keeps trying, about once a second,
+	// while another owner holds the lease. AcquireLease treats zero or
+	// negative as no wait (the scheduler never waits: the holder serves
+	// the slot). RunManual and Unregister, which an operator is waiting
+	// on, use ManualLeaseWaitDefault for zero and no wait for negative.
+	// Defaults to 0.
+	Wait time.Duration
+}
+
+// ManualLeaseWaitDefault is how long RunManual and Unregister wait for a
+// busy scheduler to finish its reconciliation and release the lease. It
+// matches the longest remote Retry-After an interactive command waits out.
+const ManualLeaseWaitDefault = MaxRetryWaitDefault
+
+// leasePoll is the retry period while waiting for a held lease.
+const leasePoll = time.Second
+
+// interactiveLease returns o with the interactive wait applied.
+func interactiveLease(o *LeaseOpts) *LeaseOpts {
+	var l LeaseOpts
+	if o != nil {
+		l = *o
+	}
+	if l.Wait == 0 {
+		l.Wait = ManualLeaseWaitDefault
+	}
+	return &l
 }
 
 // Lease is a held, self-renewing StateStore lease for one Directory. Work
@@ -32,8 +59,9 @@ type Lease struct {
 	once   sync.Once
 }
 
-// AcquireLease takes origin's lease or returns ErrLeaseHeld, and renews it
-// in the background until Release or until ctx ends.
+// AcquireLease takes origin's lease, waiting up to opts.Wait while another
+// owner holds it, or returns ErrLeaseHeld. It renews the lease in the
+// background until Release or until ctx ends.
 func AcquireLease(ctx context.Context, store StateStore, origin string, opts *LeaseOpts) (*Lease, error) {
 	var o LeaseOpts
 	if opts != nil {
@@ -48,7 +76,7 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 	if o.Renew >= o.TTL {
 		return nil, errors.New("directory: lease renewal period must be shorter than its TTL")
 	}
-	tok, err := store.Acquire(ctx, origin, o.TTL)
+	tok, err := acquireWaiting(ctx, store, origin, o.TTL, o.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +87,30 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 	}
 	go l.renew(o.Renew)
 	return l, nil
+}
+
+// acquireWaiting retries a held lease until wait has passed.
+func acquireWaiting(ctx context.Context, store StateStore, origin string, ttl, wait time.Duration) (string, error) {
+	tok, err := store.Acquire(ctx, origin, ttl)
+	if wait <= 0 || !errors.Is(err, ErrLeaseHeld) {
+		return tok, err
+	}
+	deadline := time.Now().Add(wait)
+	for errors.Is(err, ErrLeaseHeld) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return "", err
+		}
+		t := time.NewTimer(min(leasePoll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", ctx.Err()
+		case <-t.C:
+		}
+		tok, err = store.Acquire(ctx, origin, ttl)
+	}
+	return tok, err
 }
 
 func (l *Lease) renew(every time.Duration) {

@@ -30,15 +30,18 @@ type ManualOpts struct {
 	Relay string
 	// Call is passed to the client (interactive defaults when nil).
 	Call *CallOpts
-	// Lease tunes the lease.
+	// Lease tunes the lease. Its Wait defaults to ManualLeaseWaitDefault
+	// here: a busy scheduler finishes first.
 	Lease *LeaseOpts
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
 
 // RunManual performs an operator-triggered register, heartbeat or sync.
-// Under a lease held by a scheduler it returns ErrLeaseHeld: try again
-// shortly. A failed command leaves the persisted state alone.
+// With a Store it takes the Directory's lease as the scheduler does,
+// waiting up to Lease.Wait (ManualLeaseWaitDefault) for a busy scheduler to
+// release it, and returns ErrLeaseHeld if it is still held then. A failed
+// command leaves the persisted state alone.
 func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin string, opts *ManualOpts) (*Result, error) {
 	var o ManualOpts
 	if opts != nil {
@@ -64,7 +67,7 @@ func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin stri
 	if o.Relay == "" {
 		return nil, fmt.Errorf("%w: Relay is required with Store", ErrSchedulerConfig)
 	}
-	lease, err := AcquireLease(ctx, o.Store, origin, o.Lease)
+	lease, err := AcquireLease(ctx, o.Store, origin, interactiveLease(o.Lease))
 	if err != nil {
 		return nil, err
 	}

@@ -162,12 +162,14 @@ func TestManualUnderLease(t *testing.T) {
 	if n := len(e.ops()) - before; n != 1 {
 		t.Fatalf("%d requests after a manual heartbeat, want just the manual one", n)
 	}
-	// A held lease makes the command refuse rather than race.
+	// A held lease makes the command refuse rather than race (without
+	// waiting here; TestManualWaitsForBusyScheduler covers the wait).
 	tok, err := e.store.Acquire(ctx, schedOrigin, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := directory.RunManual(ctx, e.lc, directory.ManualRegister, schedOrigin, opts); !errors.Is(err, directory.ErrLeaseHeld) {
+	noWait := &directory.ManualOpts{Store: e.store, Relay: schedActor, Lease: &directory.LeaseOpts{Wait: -1}}
+	if _, err := directory.RunManual(ctx, e.lc, directory.ManualRegister, schedOrigin, noWait); !errors.Is(err, directory.ErrLeaseHeld) {
 		t.Fatalf("manual under a held lease: %v, want ErrLeaseHeld", err)
 	}
 	_ = e.store.Release(ctx, schedOrigin, tok)

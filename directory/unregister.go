@@ -57,7 +57,8 @@ type UnregisterOpts struct {
 	// configured, even with the scheduler gate off: the lease then fences
 	// out a running scheduler and the state records the suppression.
 	Store StateStore
-	// Lease tunes the lease.
+	// Lease tunes the lease. Its Wait defaults to ManualLeaseWaitDefault
+	// here: a busy scheduler finishes first.
 	Lease *LeaseOpts
 	// Call is passed to the client (interactive defaults when nil).
 	Call *CallOpts
@@ -125,7 +126,7 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 	callCtx := ctx
 	if o.Store != nil {
 		var err error
-		lease, err = AcquireLease(ctx, o.Store, origin, o.Lease)
+		lease, err = AcquireLease(ctx, o.Store, origin, interactiveLease(o.Lease))
 		if err != nil {
 			return nil, fmt.Errorf("directory: unregister: cannot own the Directory's state: %w", err)
 		}

@@ -124,7 +124,7 @@ func TestUnregisterStopsBeforeTraffic(t *testing.T) {
 			if _, err := e.store.Acquire(context.Background(), schedOrigin, time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			return &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store}
+			return &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store, Lease: &directory.LeaseOpts{Wait: -1}}
 		}, directory.ErrLeaseHeld},
 		{"StateInvalid", func(t *testing.T, e *schedEnv) *directory.UnregisterOpts {
 			return &directory.UnregisterOpts{ConfigFile: e.config, Store: badLoadStore{e.store}}
