@@ -35,8 +35,10 @@ func TestManualWaitsForBusyScheduler(t *testing.T) {
 		want    error
 		elapsed time.Duration
 	}{
-		{"RunManualWaitsForRelease", manual, 5 * time.Second, nil, nil, 5 * time.Second},
-		{"UnregisterWaitsForRelease", unregister, 5 * time.Second, nil, nil, 5 * time.Second},
+		// Released between two polls (a second apart), so the poll that
+		// wins is not a tie with the release.
+		{"RunManualWaitsForRelease", manual, 4500 * time.Millisecond, nil, nil, 5 * time.Second},
+		{"UnregisterWaitsForRelease", unregister, 4500 * time.Millisecond, nil, nil, 5 * time.Second},
 		{"RunManualGivesUp", manual, time.Hour, nil, directory.ErrLeaseHeld, directory.ManualLeaseWaitDefault},
 		{"UnregisterGivesUp", unregister, time.Hour, nil, directory.ErrLeaseHeld, directory.ManualLeaseWaitDefault},
 		{"RunManualNoWait", manual, 5 * time.Second, &directory.LeaseOpts{Wait: -1}, directory.ErrLeaseHeld, 0},
