@@ -286,7 +286,7 @@ func (s *Scheduler) reconcile(ctx context.Context, origin string) time.Time {
 	}
 	// Save with a context that survives the reconciliation deadline but not
 	// shutdown; the lease token fences it either way.
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, stateWriteTimeout)
 	defer cancel()
 	if err := lease.Save(sctx, rec); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
@@ -354,29 +354,35 @@ func diagnose(err error) (Diagnostic, ErrorCode) {
 	return DiagLocal, ""
 }
 
+// succeeded records a success at the scheduler's own clock, so every
+// persisted deadline uses one time source even when the client was given
+// another.
 func (s *Scheduler) succeeded(rec StateRecord, origin string, res *Result) StateRecord {
-	done := s.completed(res)
+	return recordSuccess(rec, res, s.lc.ProfileDigest(), s.cfg.Relay, origin, s.cfg.Now())
+}
+
+// recordSuccess is rec after res completed at done, for the scheduler and
+// manual commands alike: registered, the next heartbeat a day (plus jitter)
+// away, failures forgotten, and after any register (a reconciliation's
+// included) the protocol and profile digest it registered.
+func recordSuccess(rec StateRecord, res *Result, digest, relay, origin string, done time.Time) StateRecord {
 	rec.State = StateRegistered
 	rec.Registered = true
 	if res.Operation == OpRegister || res.Reconciled || res.RegisterOutcome != "" {
 		rec.Protocol = res.Version
-		rec.ProfileDigest = s.lc.ProfileDigest()
+		rec.ProfileDigest = digest
 		if res.ProfileDigest != "" {
 			rec.ProfileDigest = res.ProfileDigest
 		}
 	}
 	rec.LastAttempt, rec.LastSuccess = done, done
-	rec.NextHeartbeat = ceilSecond(NextHeartbeatAfter(done, s.cfg.Relay, origin))
+	rec.NextHeartbeat = ceilSecond(NextHeartbeatAfter(done, relay, origin))
 	rec.RetryAt = time.Time{}
 	rec.Attempts = 0
 	rec.Operation, rec.Outcome = res.Operation, res.Outcome
 	rec.Code, rec.Diagnostic = "", DiagNone
 	return rec
 }
-
-// completed is the scheduler's own clock, so every persisted deadline uses
-// one time source even when the client was given another.
-func (s *Scheduler) completed(*Result) time.Time { return s.cfg.Now() }
 
 func (s *Scheduler) failed(rec StateRecord, origin string, op Operation, err error, log *slog.Logger) StateRecord {
 	done := s.cfg.Now() // delays run from the completion of the operation

@@ -163,6 +163,18 @@ func (l *Lease) Save(ctx context.Context, rec StateRecord) error {
 	return err
 }
 
+// stateWriteTimeout bounds a state write made after the lifecycle call.
+const stateWriteTimeout = 10 * time.Second
+
+// saveAfter writes rec once a request has reached the Directory: the write
+// outlives ctx's cancellation (an operator's ^C after the Directory acted
+// must not leave stale state), still fenced by the token.
+func (l *Lease) saveAfter(ctx context.Context, rec StateRecord) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateWriteTimeout)
+	defer cancel()
+	return l.Save(sctx, rec)
+}
+
 // Load reads the record; under the lease it is the authoritative state.
 func (l *Lease) Load(ctx context.Context) (StateRecord, error) {
 	return l.store.Load(ctx, l.origin)

@@ -83,22 +83,8 @@ func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin stri
 		}
 		return res, err
 	}
-	done := o.Now()
-	rec.State, rec.Registered = StateRegistered, true
-	if res.Operation == OpRegister || res.Reconciled || res.RegisterOutcome != "" {
-		rec.Protocol = res.Version
-		rec.ProfileDigest = lc.ProfileDigest()
-		if res.ProfileDigest != "" {
-			rec.ProfileDigest = res.ProfileDigest
-		}
-	}
-	rec.LastAttempt, rec.LastSuccess = done, done
-	rec.NextHeartbeat = ceilSecond(NextHeartbeatAfter(done, o.Relay, origin))
-	rec.RetryAt, rec.Attempts = time.Time{}, 0
-	rec.Operation, rec.Outcome, rec.Code, rec.Diagnostic = res.Operation, res.Outcome, "", DiagNone
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := lease.Save(sctx, rec); err != nil {
+	rec = recordSuccess(rec, res, lc.ProfileDigest(), o.Relay, origin, o.Now())
+	if err := lease.saveAfter(ctx, rec); err != nil {
 		return res, fmt.Errorf("directory: %s succeeded but its state was not recorded: %w", cmd, err)
 	}
 	return res, nil

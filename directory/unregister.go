@@ -166,9 +166,7 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 			rec.Attempts = min(rec.Attempts+1, MaxAttempts)
 			rec.LastAttempt = done
 			rec.Diagnostic, rec.Code = diagnose(err)
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			_ = lease.Save(sctx, rec) // best effort: unregister-pending is already recorded
-			cancel()
+			_ = lease.saveAfter(ctx, rec) // best effort: unregister-pending is already recorded
 		}
 		return rep, fmt.Errorf("%w: %w", ErrUnregisterPending, err)
 	}
@@ -178,10 +176,7 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 			State: StateDisabled, LastAttempt: done, LastSuccess: done,
 			Operation: OpUnregister, Outcome: res.Outcome,
 		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err := lease.Save(sctx, rec)
-		cancel()
-		if err != nil {
+		if err := lease.saveAfter(ctx, rec); err != nil {
 			rep.Warnings = append(rep.Warnings, "the Directory removed the relay but the local state was not updated; status may show unregister-pending")
 		}
 	}
