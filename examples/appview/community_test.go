@@ -220,14 +220,7 @@ func TestTransientFailuresRetryInline(t *testing.T) {
 	h := setup(t)
 	// MarkOf's statement: the first read of every event.
 	db := &flakyDB{inner: h.pool, match: "identity_seq, account_seq FROM users"}
-	var err error
-	h.app, err = newApp(appDeps{
-		Pool: h.pool, LockPool: h.lockPool, Resolver: h.res, DB: db, Now: h.clock.Now, LockWait: 300 * time.Millisecond,
-		InlineRetryDelays: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond},
-	}, h.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.app = h.newApp(db)
 	alice := plcDID("alice")
 	h.addUser(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
 	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)

@@ -128,13 +128,26 @@ func setup(t *testing.T) *harness {
 		},
 	}
 	h.res = h.net.Resolver(t)
-	h.app, err = newApp(appDeps{
-		Pool: pool, LockPool: lockPool, Resolver: h.res, DB: h.db, Now: h.clock.Now, LockWait: 300 * time.Millisecond,
+	h.app = h.newApp(h.db)
+	return h
+}
+
+// testRetryDelays replace the in-line retry waits (200 ms, 1 s, 3 s): a
+// test that hits a transient failure must not sleep 4 s on it.
+var testRetryDelays = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+
+// newApp wires an app over db (the AppView tables) with the harness's
+// network, clock, a short lock wait and short in-line retries.
+func (h *harness) newApp(db store.Querier) *app {
+	h.t.Helper()
+	a, err := newApp(appDeps{
+		Pool: h.pool, LockPool: h.lockPool, Resolver: h.res, DB: db, Now: h.clock.Now,
+		LockWait: 300 * time.Millisecond, InlineRetryDelays: testRetryDelays,
 	}, h.cfg)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	return h
+	return a
 }
 
 func (h *harness) exec(sql string, args ...any) {

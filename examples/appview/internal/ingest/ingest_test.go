@@ -3,7 +3,9 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/fedkit/fedkit/identity"
 )
@@ -37,5 +39,15 @@ func TestClassify(t *testing.T) {
 				t.Errorf("Code = %q, want %q", got, tt.code)
 			}
 		})
+	}
+}
+
+// The spec's in-line retry waits (3.4); tests elsewhere shorten them, so
+// this is where the real values are held.
+func TestInlineRetryDelaysDefault(t *testing.T) {
+	t.Parallel()
+	want := []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second}
+	if got := InlineRetryDelaysDefault(); !slices.Equal(got, want) {
+		t.Fatalf("InlineRetryDelaysDefault() = %v, want %v", got, want)
 	}
 }
