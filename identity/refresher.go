@@ -304,7 +304,10 @@ func (r *Refresher) refreshOnce(ctx context.Context, did DID) (refreshResult, er
 			}
 			res.updated = true
 		}
-		if s.HasOrigin && r.offBridge(id, h) {
+		// A community off the bridge may hold its own domain as origin
+		// (spec 4.4); only one whose stored PDS was the bridge has left it.
+		leftBridge := s.Kind != KindCommunity || r.trusted.Contains(s.PDS)
+		if s.HasOrigin && leftBridge && r.offBridge(id, h) {
 			if err := r.store.ClearOrigin(ctx, s, origin.ClearAll()); err != nil {
 				return unresolved(did, ReasonStoreFailed, err)
 			}

@@ -468,6 +468,36 @@ func TestOriginClearedOffBridge(t *testing.T) {
 	}
 }
 
+// A community that was never on the bridge holds its own-domain origin
+// (spec 4.4): an identity refresh must not clear it. One whose stored PDS
+// was the bridge and now is not has left the bridge and is cleared.
+func TestCommunityOriginOnRefresh(t *testing.T) {
+	const elsewhere = "https://pds.elsewhere.test"
+	for _, tc := range []struct {
+		name        string
+		handle      identity.Handle
+		storedPDS   string
+		freshPDS    string
+		wantCleared bool
+	}{
+		{"NativeCommunityKeepsOrigin", "c.elsewhere.test", elsewhere, elsewhere, false},
+		{"CommunityLeftBridge", "c.bridge.test", bridge, elsewhere, true},
+		{"CommunityStillOnBridge", "c.bridge.test", bridge, bridge, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, nil)
+			b.store.Put(identity.Subject{DID: didA, Kind: identity.KindCommunity, Handle: tc.handle, PDS: tc.storedPDS, HasOrigin: true})
+			b.res.Set(ident(didA, tc.handle, tc.freshPDS))
+			if err := b.r.RefreshHandle(context.Background(), didA); err != nil {
+				t.Fatal(err)
+			}
+			if _, cleared := b.store.Origin(didA); cleared != tc.wantCleared {
+				t.Fatalf("cleared = %v, want %v", cleared, tc.wantCleared)
+			}
+		})
+	}
+}
+
 func TestNewRefresherRefusesCachedResolver(t *testing.T) {
 	c, err := identity.NewCache(identitytest.NewResolver(), nil, nil)
 	if err != nil {
