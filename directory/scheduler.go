@@ -215,11 +215,18 @@ func (s *Scheduler) decide(rec StateRecord, origin string, now time.Time) plan {
 		pulse = false
 		s.markPulsed(origin)
 	}
-	suppressed := rec.State == StateUnregisterPending || rec.State == StateDisabled
+	if rec.State == StateUnregisterPending {
+		// An unregister is under way or failed remotely: nothing automatic
+		// registers, not even a restart whose view of the configuration is
+		// stale (a bind-mounted old inode still saying enabled: true). The
+		// operator finishes the unregister or registers by hand.
+		return plan{}
+	}
+	suppressed := rec.State == StateDisabled
 	if suppressed && !pulse {
-		// Another process durably unregistered this Directory; our view of
-		// the configuration may be stale (a bind-mounted old inode). Only a
-		// restart with the entry still enabled re-registers it.
+		// Another process unregistered this Directory; our view of the
+		// configuration may be stale. Only a restart with the entry
+		// enabled (the documented re-enable) registers it again.
 		return plan{}
 	}
 	op := OpHeartbeat

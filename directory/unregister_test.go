@@ -103,14 +103,46 @@ func TestUnregisterRemoteFailureIsPending(t *testing.T) {
 		t.Fatalf("requests after restart: %q", got[n:])
 	}
 	// The stale scheduler still sees enabled: true, but the lease-fenced
-	// suppression keeps it quiet.
+	// suppression keeps it quiet; so does a restart that still reads the
+	// stale file (a container restarted without being recreated).
 	e.writeConfig(schedYAML)
+	restarted := e.scheduler(&directory.SchedulerConfig{Now: clock.Now})
 	for range 3 {
 		clock.Advance(30 * time.Hour)
 		stale.Tick(context.Background())
+		restarted.Tick(context.Background())
 	}
 	if got := e.ops(); len(got) != n {
-		t.Fatalf("stale scheduler sent %q", got[n:])
+		t.Fatalf("stale or restarted scheduler sent %q", got[n:])
+	}
+}
+
+// TestReenableAfterUnregister: after a successful unregister, persisting
+// enabled: true and restarting the server registers again (the documented
+// re-enable), while the scheduler that was running keeps quiet.
+func TestReenableAfterUnregister(t *testing.T) {
+	e := unregisterEnv(t)
+	clock := &fakeClock{}
+	running := e.scheduler(&directory.SchedulerConfig{Now: clock.Now})
+	running.Tick(context.Background())
+	clock.Advance(time.Hour)
+	if _, err := directory.Unregister(context.Background(), e.lc, schedOrigin, &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.ops())
+	e.writeConfig(schedYAML) // enabled: true again
+	clock.Advance(30 * time.Hour)
+	running.Tick(context.Background())
+	if got := e.ops(); len(got) != n {
+		t.Fatalf("running scheduler sent %q before a restart", got[n:])
+	}
+	clock.Advance(time.Hour)
+	e.scheduler(&directory.SchedulerConfig{Now: clock.Now}).Tick(context.Background())
+	if got := e.ops(); len(got) != n+1 || got[n] != "v3 register" {
+		t.Fatalf("restart after re-enable sent %q, want one register", got[n:])
+	}
+	if r := e.record(); r.State != directory.StateRegistered {
+		t.Fatalf("record %+v", r)
 	}
 }
 
