@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/fedkit/fedkit/examples/appview/internal/store"
+	"github.com/fedkit/fedkit/examples/appview/internal/ingest"
 	"github.com/fedkit/fedkit/identity"
 	"github.com/fedkit/fedkit/identity/identitytest"
 )
@@ -172,64 +168,33 @@ func TestCommunityHostedBy(t *testing.T) {
 	}
 }
 
-// flakyDB fails the statements match selects while fails is positive.
-type flakyDB struct {
-	inner store.Querier
-	match string
-	fails atomic.Int64
-	seen  atomic.Int64
-}
-
 var errFlaky = errors.New("flaky: connection reset")
-
-func (f *flakyDB) fail(sql string) bool {
-	if !strings.Contains(sql, f.match) {
-		return false
-	}
-	f.seen.Add(1)
-	return f.fails.Add(-1) >= 0
-}
-
-func (f *flakyDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if f.fail(sql) {
-		return pgconn.CommandTag{}, errFlaky
-	}
-	return f.inner.Exec(ctx, sql, args...)
-}
-
-func (f *flakyDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if f.fail(sql) {
-		return nil, errFlaky
-	}
-	return f.inner.Query(ctx, sql, args...)
-}
-
-type flakyRow struct{ err error }
-
-func (r flakyRow) Scan(...any) error { return r.err }
-
-func (f *flakyDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if f.fail(sql) {
-		return flakyRow{errFlaky}
-	}
-	return f.inner.QueryRow(ctx, sql, args...)
-}
 
 func TestTransientFailuresRetryInline(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	// MarkOf's statement: the first read of every event.
-	db := &flakyDB{inner: h.pool, match: "identity_seq, account_seq FROM users"}
+	var fails, seen atomic.Int64
+	db := &spyDB{inner: h.pool, fail: func(sql string) error {
+		if !strings.Contains(sql, "identity_seq, account_seq FROM users") {
+			return nil
+		}
+		seen.Add(1)
+		if fails.Add(-1) >= 0 {
+			return errFlaky
+		}
+		return nil
+	}}
 	h.app = h.newApp(db)
 	alice := plcDID("alice")
 	h.addUser(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
 	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
 
 	// Two failures: the in-line retries absorb them.
-	db.fails.Store(2)
+	fails.Store(2)
 	h.handle(profileFrame(alice, "3laaa", nil))
-	if got := h.actor(alice).DisplayName; got != "Name 3laaa" || db.seen.Load() != 3 {
-		t.Fatalf("display name %q after %d reads; want applied on the third", got, db.seen.Load())
+	if got := h.actor(alice).DisplayName; got != "Name 3laaa" || seen.Load() != 3 {
+		t.Fatalf("display name %q after %d reads; want applied on the third", got, seen.Load())
 	}
 	if n, _, _, _ := h.redriveRows(alice); n != 0 {
 		t.Fatalf("absorbed failure queued for redrive (%d rows)", n)
@@ -237,21 +202,21 @@ func TestTransientFailuresRetryInline(t *testing.T) {
 
 	// Four failures outlast the three retries: redriven, and the redrive
 	// pass retries in-line too, spending one attempt of the larger budget.
-	db.seen.Store(0)
-	db.fails.Store(8)
+	seen.Store(0)
+	fails.Store(8)
 	h.handle(profileFrame(alice, "3labb", nil))
-	if n, attempts, code, _ := h.redriveRows(alice); n != 1 || attempts != 0 || code != identity.ReasonStoreFailed || db.seen.Load() != 4 {
-		t.Fatalf("redrive rows %d attempts %d code %q after %d reads", n, attempts, code, db.seen.Load())
+	if n, attempts, code, _ := h.redriveRows(alice); n != 1 || attempts != 0 || code != identity.ReasonStoreFailed || seen.Load() != 4 {
+		t.Fatalf("redrive rows %d attempts %d code %q after %d reads", n, attempts, code, seen.Load())
 	}
 	h.clock.Add(time.Hour)
-	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil {
 		t.Fatal(err)
 	}
 	if n, attempts, _, dead := h.redriveRows(alice); n != 1 || attempts != 1 || dead {
 		t.Fatalf("after a failed redrive: rows %d attempts %d dead %v", n, attempts, dead)
 	}
 	h.clock.Add(time.Hour)
-	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil {
 		t.Fatal(err)
 	}
 	if n, _, _, _ := h.redriveRows(alice); n != 0 || h.actor(alice).DisplayName != "Name 3labb" {

@@ -47,26 +47,47 @@ func plcDID(name string) string {
 	return "did:plc:" + id
 }
 
-// countingDB counts the statements the AppView sends.
-type countingDB struct {
+// spyDB wraps the AppView's database for tests: it counts the statements
+// the AppView sends and, when fail is set, fails the ones fail returns an
+// error for (before they reach inner).
+type spyDB struct {
 	inner store.Querier
+	fail  func(sql string) error
 	n     atomic.Int64
 }
 
-func (c *countingDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	c.n.Add(1)
-	return c.inner.Exec(ctx, sql, args...)
+func (d *spyDB) check(sql string) error {
+	d.n.Add(1)
+	if d.fail == nil {
+		return nil
+	}
+	return d.fail(sql)
 }
 
-func (c *countingDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	c.n.Add(1)
-	return c.inner.Query(ctx, sql, args...)
+func (d *spyDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := d.check(sql); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return d.inner.Exec(ctx, sql, args...)
 }
 
-func (c *countingDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	c.n.Add(1)
-	return c.inner.QueryRow(ctx, sql, args...)
+func (d *spyDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := d.check(sql); err != nil {
+		return nil, err
+	}
+	return d.inner.Query(ctx, sql, args...)
 }
+
+func (d *spyDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := d.check(sql); err != nil {
+		return errRow{err}
+	}
+	return d.inner.QueryRow(ctx, sql, args...)
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // clock is a settable clock for the redrive schedule.
 type clock struct {
@@ -92,7 +113,7 @@ type harness struct {
 	connStr  string
 	pool     *pgxpool.Pool
 	lockPool *pgxpool.Pool
-	db       *countingDB
+	db       *spyDB
 	net      *identitytest.Network
 	res      *identity.HTTPResolver
 	clock    *clock
@@ -119,7 +140,7 @@ func setup(t *testing.T) *harness {
 	}
 	h := &harness{
 		t: t, ctx: ctx, connStr: cs, pool: pool, lockPool: lockPool,
-		db:    &countingDB{inner: pool},
+		db:    &spyDB{inner: pool},
 		net:   identitytest.NewNetwork(t),
 		clock: &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)},
 		cfg: Config{
@@ -274,10 +295,3 @@ func originOf(a *store.Actor) [4]string {
 }
 
 var cleared = [4]string{"", "", "", ""}
-
-var directLanes = ingestDirectLanes
-
-func ingestDirectLanes(ctx context.Context, did string, fn func(context.Context)) error {
-	fn(ctx)
-	return nil
-}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/examples/appview/internal/ingest"
 	"github.com/fedkit/fedkit/identity"
 	"github.com/fedkit/fedkit/identity/pgstore"
 )
@@ -212,7 +213,7 @@ func TestRedriveBudget(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		h.clock.Add(RedriveIntervalDefault + time.Second)
-		if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+		if _, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil {
 			t.Fatal(err)
 		}
 		_, attempts, _, dead := h.redriveRows(alice)
@@ -223,7 +224,7 @@ func TestRedriveBudget(t *testing.T) {
 	// A dead row is not retried even once the network recovers.
 	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
 	h.clock.Add(RedriveIntervalDefault + time.Second)
-	if n, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil || n != 0 {
+	if n, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil || n != 0 {
 		t.Fatalf("dead row redriven: n=%d err=%v", n, err)
 	}
 }
@@ -238,11 +239,11 @@ func TestRedriveSucceedsAfterRecovery(t *testing.T) {
 	h.net.FailPLC(alice, 0) // recovered
 	h.net.Claim(alice, "alice.new.bridge.test", bridgePDS)
 	// Not due yet: nothing happens.
-	if n, _ := h.app.ingester.RedriveOnce(h.ctx, directLanes); n != 0 {
+	if n, _ := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); n != 0 {
 		t.Fatalf("redrove %d rows before they were due", n)
 	}
 	h.clock.Add(RedriveIntervalDefault + time.Second)
-	if n, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil || n != 1 {
+	if n, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil || n != 1 {
 		t.Fatalf("n=%d err=%v", n, err)
 	}
 	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {
@@ -273,7 +274,7 @@ func TestBusyLockDefersWithoutSpendingAttempts(t *testing.T) {
 		t.Fatalf("rows=%d attempts=%d code=%q, want one deferred lock-busy row", n, attempts, code)
 	}
 	h.clock.Add(time.Hour)
-	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil {
 		t.Fatal(err)
 	}
 	if _, attempts, _, dead := h.redriveRows(alice); attempts != 0 || dead {
@@ -284,7 +285,7 @@ func TestBusyLockDefersWithoutSpendingAttempts(t *testing.T) {
 	}
 	conn.Release()
 	h.clock.Add(time.Hour)
-	if _, err := h.app.ingester.RedriveOnce(h.ctx, directLanes); err != nil {
+	if _, err := h.app.ingester.RedriveOnce(h.ctx, ingest.DirectLanes); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.actor(alice).Handle; got != "alice.new.bridge.test" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -10,9 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fedkit/fedkit/examples/appview/internal/store"
 	"github.com/fedkit/fedkit/examples/appview/internal/xrpc"
@@ -134,25 +130,12 @@ func TestViewsCarryOriginFields(t *testing.T) {
 	}
 }
 
-// failingDB is a database that is down.
-type failingDB struct{}
-
 var errDown = errors.New("connection refused")
-
-func (failingDB) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errDown
-}
-func (failingDB) Query(context.Context, string, ...any) (pgx.Rows, error) { return nil, errDown }
-func (failingDB) QueryRow(context.Context, string, ...any) pgx.Row        { return errRow{} }
-
-type errRow struct{}
-
-func (errRow) Scan(...any) error { return errDown }
 
 func TestOutageIsALogged500(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	srv := httptest.NewServer(xrpc.New(store.New(failingDB{}), slog.New(slog.NewTextHandler(&logs, nil))))
+	srv := httptest.NewServer(xrpc.New(store.New(&spyDB{fail: func(string) error { return errDown }}), slog.New(slog.NewTextHandler(&logs, nil))))
 	t.Cleanup(srv.Close)
 	for _, actor := range []string{"alice@lemmy.world", "alice.bridge.test", plcDID("alice")} {
 		for _, m := range []string{xrpc.MethodGetProfile, xrpc.MethodGetPosts, xrpc.MethodResolveActor} {
