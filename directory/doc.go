@@ -30,10 +30,27 @@
 //     (code, status, Retry-After), *InvalidResponseError (a Reason) or
 //     *TransportError; no remote text survives. ClassOf says whether to
 //     retry.
-//   - State: the local status vocabulary (State) that a scheduler persists.
-//     The optional Scheduler, its StateStore (MemoryStateStore here, Redis
-//     in package redisstate) and the file-backed unregister build on the
-//     Client; see their own documentation.
+//   - State: the local status vocabulary (State: configured, registered,
+//     heartbeat-current, retrying, disabled, unregister-pending), derived
+//     for each entry by LocalState and LocalStatus.
+//
+// Scheduler, state and unregister: a Scheduler (NewScheduler, then Run in
+// its own goroutine of the relay's server process, never its workers) keeps
+// registrations healthy. It re-reads the YAML file at least once a minute
+// and sends nothing unless DIRECTORY_SCHEDULER_ENABLED is true there; each
+// enabled entry gets one reconciliation at startup, a heartbeat every 24 h
+// plus a stable jitter of up to 2 h, a register when the profile digest
+// changes, and backoff from 30 s to 15 min (longer only for a Retry-After,
+// capped at 24 h) after a retryable failure. Its state lives in a
+// StateStore (MemoryStateStore for one process, package redisstate for
+// replicas), one record and one renewable, fencing lease per Directory
+// (AcquireLease). RunManual runs the operator's register, heartbeat and
+// sync under the same lease, waiting briefly for a busy scheduler, and
+// records their success so the scheduler does not repeat them. Unregister
+// leaves a Directory durably: under the lease it disables the entry in the
+// YAML file crash-safely (temporary file, fsync, backup, rename), records
+// unregister-pending, and only then sends the signed request; if that
+// fails the entry stays disabled and nothing re-registers it.
 //
 // Usage:
 //
@@ -56,6 +73,15 @@
 //	case directory.ClassPermanent:
 //		// record; try again at the next daily interval
 //	}
+//
+//	// In the server process, when the file enables the scheduler:
+//	store, err := redisstate.New(rdb, nil) // or &directory.MemoryStateStore{} for one process
+//	s, err := directory.NewScheduler(c, store,
+//		&directory.SchedulerConfig{ConfigFile: "/etc/relay/config.yml", Relay: "https://relay.example/actor"})
+//	go s.Run(ctx) // ctx ends on SIGINT/SIGTERM; the lease is released
+//	// relay directory unregister https://directory.example:
+//	rep, err := directory.Unregister(ctx, c, "https://directory.example",
+//		&directory.UnregisterOpts{ConfigFile: "/etc/relay/config.yml", Store: store})
 //
 // Package directorytest provides a faithful fake Directory for tests.
 package directory
