@@ -169,6 +169,57 @@ func TestCursorHoldsBeforeUnfinishedEvent(t *testing.T) {
 	waitFor(t, "all", func() bool { return c.Cursor() == 30 })
 }
 
+// TestOneDIDIsHandledInOrder holds a DID's first event: its later events
+// wait behind it on its lane, while another DID's event (on another lane)
+// is handled. Then all of them run, in arrival order.
+func TestOneDIDIsHandledInOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const did = "did:plc:one"
+	release := make(chan struct{})
+	rec := newRecorder()
+	h := func(ctx context.Context, f Frame) error {
+		if f.TimeUS == 1 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return rec.handle(ctx, f)
+	}
+	for i := range 20 {
+		b.fake.Append(identityFrame(did, int64(1+i), int64(1+i)))
+	}
+	c, stop := start(t, b, h)
+	defer stop()
+	other := ""
+	for i := 0; other == ""; i++ {
+		if d := fmt.Sprintf("did:plc:other%d", i); c.lane(d) != c.lane(did) {
+			other = d
+		}
+	}
+	// Appended last: once it is handled, the stream was read past every
+	// event of did.
+	b.fake.Append(identityFrame(other, 100, 1))
+	waitFor(t, "the other DID", func() bool { return rec.count() >= 1 })
+	rec.mu.Lock()
+	early := append([]int64(nil), rec.byDID[did]...)
+	rec.mu.Unlock()
+	if len(early) != 0 {
+		t.Fatalf("events %v of %s ran while its first event was held", early, did)
+	}
+	close(release)
+	waitFor(t, "all events", func() bool { return rec.count() == 21 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i, ts := range rec.byDID[did] {
+		if ts != int64(1+i) {
+			t.Fatalf("%s handled in order %v, want 1..20", did, rec.byDID[did])
+		}
+	}
+}
+
 func TestHandlerErrorIsRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
