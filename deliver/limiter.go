@@ -34,23 +34,10 @@ func NewHostLimiter(perHost int) *HostLimiter {
 
 // Acquire waits for a slot for host and returns the function that frees it.
 func (l *HostLimiter) Acquire(ctx context.Context, host string) (release func(), err error) {
-	l.mu.Lock()
-	s := l.hosts[host]
-	if s == nil {
-		s = &hostSlot{sem: make(chan struct{}, l.n)}
-		l.hosts[host] = s
-	}
-	s.refs++
-	l.mu.Unlock()
+	s := l.ref(host)
 	select {
 	case s.sem <- struct{}{}:
-		var once sync.Once
-		return func() {
-			once.Do(func() {
-				<-s.sem
-				l.unref(host, s)
-			})
-		}, nil
+		return l.releaser(host, s), nil
 	case <-ctx.Done():
 		l.unref(host, s)
 		return nil, ctx.Err()
@@ -59,26 +46,37 @@ func (l *HostLimiter) Acquire(ctx context.Context, host string) (release func(),
 
 // TryAcquire takes a slot for host if one is free at once.
 func (l *HostLimiter) TryAcquire(host string) (release func(), ok bool) {
+	s := l.ref(host)
+	select {
+	case s.sem <- struct{}{}:
+		return l.releaser(host, s), true
+	default:
+		l.unref(host, s)
+		return nil, false
+	}
+}
+
+// ref returns host's slots, counting one more user of them.
+func (l *HostLimiter) ref(host string) *hostSlot {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	s := l.hosts[host]
 	if s == nil {
 		s = &hostSlot{sem: make(chan struct{}, l.n)}
 		l.hosts[host] = s
 	}
 	s.refs++
-	l.mu.Unlock()
-	select {
-	case s.sem <- struct{}{}:
-		var once sync.Once
-		return func() {
-			once.Do(func() {
-				<-s.sem
-				l.unref(host, s)
-			})
-		}, true
-	default:
-		l.unref(host, s)
-		return nil, false
+	return s
+}
+
+// releaser frees a slot taken in s, once however often it is called.
+func (l *HostLimiter) releaser(host string, s *hostSlot) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-s.sem
+			l.unref(host, s)
+		})
 	}
 }
 

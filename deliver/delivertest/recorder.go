@@ -20,29 +20,19 @@ type Recorder struct {
 // Install sets cfg's OnAttempt, OnFailure and OnSettled to record, calling
 // any hooks already set afterwards.
 func (r *Recorder) Install(cfg *deliver.Config) {
-	onAttempt, onFailure, onSettled := cfg.OnAttempt, cfg.OnFailure, cfg.OnSettled
-	cfg.OnAttempt = func(ctx context.Context, a deliver.Attempt) {
+	cfg.OnAttempt = record(r, &r.attempts, cfg.OnAttempt)
+	cfg.OnFailure = record(r, &r.failures, cfg.OnFailure)
+	cfg.OnSettled = record(r, &r.settled, cfg.OnSettled)
+}
+
+// record returns a hook appending to list under r's lock, then calling next.
+func record[T any](r *Recorder, list *[]T, next func(context.Context, T)) func(context.Context, T) {
+	return func(ctx context.Context, v T) {
 		r.mu.Lock()
-		r.attempts = append(r.attempts, a)
+		*list = append(*list, v)
 		r.mu.Unlock()
-		if onAttempt != nil {
-			onAttempt(ctx, a)
-		}
-	}
-	cfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
-		r.mu.Lock()
-		r.failures = append(r.failures, f)
-		r.mu.Unlock()
-		if onFailure != nil {
-			onFailure(ctx, f)
-		}
-	}
-	cfg.OnSettled = func(ctx context.Context, s deliver.Settlement) {
-		r.mu.Lock()
-		r.settled = append(r.settled, s)
-		r.mu.Unlock()
-		if onSettled != nil {
-			onSettled(ctx, s)
+		if next != nil {
+			next(ctx, v)
 		}
 	}
 }
