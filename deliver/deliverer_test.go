@@ -411,41 +411,18 @@ func TestOnSettledAwaitedBeforeLeavingQueue(t *testing.T) {
 func TestDeleteQueuedAfterCreateNeverArrivesFirst(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	var mu sync.Mutex
-	var order []string
-	ib := newInbox(t, b.clock, nil)
-	// Classify by body: the Create fails twice, then succeeds.
-	creates := 0
-	ib.respond = func(r *http.Request, n int) (int, http.Header) {
-		mu.Lock()
-		defer mu.Unlock()
-		got := ib.requests()
-		body := got[len(got)-1].Body
-		if strings.Contains(body, `"Delete"`) {
-			order = append(order, "delete")
-			return 202, nil
-		}
-		creates++
-		order = append(order, "create")
-		if creates < 3 {
-			return 503, nil
-		}
-		return 202, nil
-	}
+	ib, arrivals := orderingInbox(t, b.clock, 2)
 	key := "https://a.example/notes/1"
 	b.sendBatch(t, "create", deliver.Batch{OrderingKey: key}, ib.URL("/inbox"))
-	del := strings.Replace(string(activity("delete")), `"Create"`, `"Delete"`, 1)
-	if err := b.d.SendBatch(context.Background(), testKeyID, []byte(del), []string{ib.URL("/inbox")}, deliver.Batch{OrderingKey: key}); err != nil {
+	if err := b.d.SendBatch(context.Background(), testKeyID, deleteActivity("delete"), []string{ib.URL("/inbox")}, deliver.Batch{OrderingKey: key}); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
 		b.runDue(t)
 		b.clock.Advance(time.Hour)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(order, []string{"create", "create", "create", "delete"}) {
-		t.Fatalf("arrival order %v, want the Create (retried) before the Delete", order)
+	if got := arrivals(); !slices.Equal(got, []string{"create", "create", "create", "delete"}) {
+		t.Fatalf("arrival order %v, want the Create (retried) before the Delete", got)
 	}
 }
 

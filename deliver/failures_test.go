@@ -69,32 +69,6 @@ func (q *flakyQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver
 	return q.MemoryQueue.Claim(ctx, o)
 }
 
-func TestRunSurvivesClaimErrors(t *testing.T) {
-	t.Parallel()
-	clk := newClock()
-	q := &flakyQueue{MemoryQueue: &deliver.MemoryQueue{}}
-	d, err := deliver.New(q, &keys{}, testClient(t), &deliver.Config{Now: clk.Now, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ib := newInbox(t, clk, nil)
-	if err := d.SendBatch(context.Background(), testKeyID, activity("1"), []string{ib.URL("/inbox")}, deliver.Batch{Tag: "flaky"}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- d.Run(ctx) }()
-	waitFor(t, func() bool {
-		st, _ := d.Status(context.Background(), "flaky")
-		return st.Delivered == 1
-	})
-	cancel()
-	<-done
-	if !q.failed.Load() {
-		t.Fatal("the failing Claim was never made")
-	}
-}
-
 func TestNoSynchronizationHeaderWithoutFollowers(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil) // no Config.Followers

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -29,6 +31,37 @@ var testKey = ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 func activity(id string) []byte {
 	return []byte(`{"@context":"https://www.w3.org/ns/activitystreams","id":"https://a.example/activities/` + id +
 		`","type":"Create","actor":"` + testActor + `","object":"https://a.example/notes/1"}`)
+}
+
+// deleteActivity is activity(id) as a Delete.
+func deleteActivity(id string) []byte {
+	return []byte(strings.Replace(string(activity(id)), `"Create"`, `"Delete"`, 1))
+}
+
+// orderingInbox answers every Delete at once and fails the first
+// failCreates Creates with 503; arrivals lists what came, in order.
+func orderingInbox(t *testing.T, clk *clock, failCreates int) (ib *inbox, arrivals func() []string) {
+	var mu sync.Mutex
+	var order []string
+	creates := 0
+	ib = newInbox(t, clk, func(r *http.Request, n int) (int, http.Header) {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(ib.requests()[n-1].Body, `"Delete"`) {
+			order = append(order, "delete")
+			return http.StatusAccepted, nil
+		}
+		order = append(order, "create")
+		if creates++; creates <= failCreates {
+			return http.StatusServiceUnavailable, nil
+		}
+		return http.StatusAccepted, nil
+	})
+	return ib, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(order)
+	}
 }
 
 // clock is a manual clock for Config.Now and the inboxes' verifiers.
@@ -189,38 +222,12 @@ func status(code int) func(*http.Request, int) (int, http.Header) {
 	return func(*http.Request, int) (int, http.Header) { return code, nil }
 }
 
-// recorder keeps what the hooks saw.
-type recorder struct {
-	mu       sync.Mutex
-	attempts []deliver.Attempt
-	failures []deliver.Failure
-	settled  []deliver.Settlement
-}
-
-func (r *recorder) Attempts() []deliver.Attempt {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]deliver.Attempt(nil), r.attempts...)
-}
-
-func (r *recorder) Failures() []deliver.Failure {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]deliver.Failure(nil), r.failures...)
-}
-
-func (r *recorder) Settled() []deliver.Settlement {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]deliver.Settlement(nil), r.settled...)
-}
-
 type bundle struct {
 	d     *deliver.Deliverer
 	q     *deliver.MemoryQueue
 	keys  *keys
 	clock *clock
-	rec   *recorder
+	rec   *delivertest.Recorder
 	cfg   *deliver.Config
 }
 
@@ -237,24 +244,10 @@ func testClient(t testing.TB) *client.Client {
 // recording hooks; edit adjusts the Config first.
 func setup(t *testing.T, edit func(*deliver.Config)) *bundle {
 	t.Helper()
-	b := &bundle{q: &deliver.MemoryQueue{}, keys: &keys{}, clock: newClock(), rec: &recorder{}}
+	b := &bundle{q: &deliver.MemoryQueue{}, keys: &keys{}, clock: newClock(), rec: &delivertest.Recorder{}}
 	cfg := deliver.DefaultConfig()
 	cfg.Now = b.clock.Now
-	cfg.OnAttempt = func(_ context.Context, a deliver.Attempt) {
-		b.rec.mu.Lock()
-		b.rec.attempts = append(b.rec.attempts, a)
-		b.rec.mu.Unlock()
-	}
-	cfg.OnFailure = func(_ context.Context, f deliver.Failure) {
-		b.rec.mu.Lock()
-		b.rec.failures = append(b.rec.failures, f)
-		b.rec.mu.Unlock()
-	}
-	cfg.OnSettled = func(_ context.Context, s deliver.Settlement) {
-		b.rec.mu.Lock()
-		b.rec.settled = append(b.rec.settled, s)
-		b.rec.mu.Unlock()
-	}
+	b.rec.Install(cfg)
 	if edit != nil {
 		edit(cfg)
 	}
@@ -286,4 +279,20 @@ func (b *bundle) runDue(t *testing.T) int {
 		t.Fatalf("RunDue: %v", err)
 	}
 	return n
+}
+
+// startRun runs d.Run until the returned stop is called; stop waits for
+// Run to return and fails t if it returns an error.
+func startRun(t *testing.T, d *deliver.Deliverer) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
 }

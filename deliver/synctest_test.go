@@ -3,6 +3,7 @@ package deliver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -38,7 +39,7 @@ type stuckResolver struct{ entered, release chan struct{} }
 // transport goes on dialling after a request is cancelled, and a bubble
 // must end with none of its goroutines blocked.
 func newStuckResolver(t *testing.T) stuckResolver {
-	r := stuckResolver{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	r := stuckResolver{entered: make(chan struct{}, 64), release: make(chan struct{})}
 	t.Cleanup(func() { close(r.release) })
 	return r
 }
@@ -103,16 +104,14 @@ func TestRunDeliversWhatIsSent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- d.Run(ctx) }()
+		stop := startRun(t, d)
 		synctest.Wait() // Run is idle, waiting out its hour-long poll
 		start := time.Now()
-		if err := d.SendBatch(ctx, testKeyID, activity("1"), []string{ib.URL("/a"), ib.URL("/b")}, deliver.Batch{Tag: "run"}); err != nil {
+		if err := d.SendBatch(context.Background(), testKeyID, activity("1"), []string{ib.URL("/a"), ib.URL("/b")}, deliver.Batch{Tag: "run"}); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		st, _ := d.Status(ctx, "run")
+		st, _ := d.Status(context.Background(), "run")
 		if st != (deliver.BatchStatus{Delivered: 2}) {
 			t.Fatalf("status %+v, want both delivered", st)
 		}
@@ -124,10 +123,7 @@ func TestRunDeliversWhatIsSent(t *testing.T) {
 				t.Fatalf("inbox refused the signature: %v", r.VerifyErr)
 			}
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("Run: %v", err)
-		}
+		stop()
 	})
 }
 
@@ -145,16 +141,13 @@ func TestRunPollsForRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- d.Run(ctx) }()
-		if err := d.Send(ctx, testKeyID, activity("1"), []string{ib.URL("/inbox")}); err != nil {
+		stop := startRun(t, d)
+		if err := d.Send(context.Background(), testKeyID, activity("1"), []string{ib.URL("/inbox")}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Minute) // fake time: the retry is due after 30 s
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if len(h.attempts) != 2 || h.attempts[1].Outcome != deliver.AttemptDelivered {
@@ -180,19 +173,14 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		if err := d.SendBatch(ctx, testKeyID, activity("1"), []string{"https://inbox.stuck/inbox"}, deliver.Batch{Tag: "grace"}); err != nil {
+		if err := d.SendBatch(context.Background(), testKeyID, activity("1"), []string{"https://inbox.stuck/inbox"}, deliver.Batch{Tag: "grace"}); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error)
-		go func() { done <- d.Run(ctx) }()
+		stop := startRun(t, d)
 		<-r.entered // in flight, and never answered
-		stop := time.Now()
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-		if waited := time.Since(stop); waited != deliver.ShutdownGraceDefault {
+		stopped := time.Now()
+		stop()
+		if waited := time.Since(stopped); waited != deliver.ShutdownGraceDefault {
 			t.Fatalf("Run returned %v after its context ended, want the grace period %v", waited, deliver.ShutdownGraceDefault)
 		}
 		// Cut off by the shutdown, it goes back to the queue due at once,
@@ -261,16 +249,13 @@ func TestRunBreakerCoolOffThenProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- d.Run(ctx) }()
-		if err := d.Send(ctx, testKeyID, activity("1"), []string{ib.URL("/inbox")}); err != nil {
+		stop := startRun(t, d)
+		if err := d.Send(context.Background(), testKeyID, activity("1"), []string{ib.URL("/inbox")}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		var outcomes []string
@@ -295,5 +280,93 @@ func TestRunBreakerCoolOffThenProbe(t *testing.T) {
 		if n := len(ib.requests()); n != threshold+1 {
 			t.Fatalf("%d requests, want %d: none while the breaker was open", n, threshold+1)
 		}
+	})
+}
+
+func TestRunBusyHostDoesNotStarveOthers(t *testing.T) {
+	fast := bubbleInbox(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		r := newStuckResolver(t)
+		d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, bubbleClient(t, r),
+			&deliver.Config{Concurrency: 2, PerHost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var slow []string
+		for i := range 6 {
+			slow = append(slow, fmt.Sprintf("https://slow.stuck/%d", i))
+		}
+		ctx := context.Background()
+		if err := d.Send(ctx, testKeyID, activity("1"), slow); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SendBatch(ctx, testKeyID, activity("2"), []string{fast.URL("/inbox")}, deliver.Batch{Tag: "fast"}); err != nil {
+			t.Fatal(err)
+		}
+		stop := startRun(t, d)
+		// Both of Run's slots first go to the slow host, which never
+		// answers; the delivery waiting for the host's single slot lends
+		// its Run slot back, so the fast host is reached at once.
+		synctest.Wait()
+		if st, _ := d.Status(ctx, "fast"); st.Delivered != 1 {
+			t.Fatalf("fast host: %+v, want delivered while the slow host hangs", st)
+		}
+		if n := len(r.entered); n != 1 {
+			t.Fatalf("%d deliveries in flight to the slow host, want its limit of 1", n)
+		}
+		stop()
+	})
+}
+
+func TestRunWakesOnQueueNotifications(t *testing.T) {
+	ib := bubbleInbox(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		q := &notifyingQueue{MemoryQueue: &deliver.MemoryQueue{}, enqueued: make(chan struct{})}
+		d, err := deliver.New(q, &keys{}, bubbleClient(t, stuckResolver{}), &deliver.Config{PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startRun(t, d)
+		synctest.Wait() // Run is idle, waiting out its hour-long poll
+		// Another process enqueues straight into the shared queue.
+		err = q.Enqueue(context.Background(), &deliver.Envelope{KeyID: testKeyID, Body: activity("1"),
+			Inboxes: []string{ib.URL("/inbox")}, EnqueuedAt: time.Now(), Tag: "elsewhere"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case q.enqueued <- struct{}{}:
+		default:
+			t.Fatal("Run is not listening for the queue's notifications")
+		}
+		synctest.Wait()
+		if st, _ := q.Status(context.Background(), "elsewhere"); st.Delivered != 1 {
+			t.Fatalf("status %+v: the notification did not wake Run", st)
+		}
+		stop()
+	})
+}
+
+func TestRunSurvivesClaimErrors(t *testing.T) {
+	ib := bubbleInbox(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		q := &flakyQueue{MemoryQueue: &deliver.MemoryQueue{}}
+		d, err := deliver.New(q, &keys{}, bubbleClient(t, stuckResolver{}), &deliver.Config{PollInterval: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startRun(t, d)
+		synctest.Wait() // the first Claim failed; Run waits for its next poll
+		if !q.failed.Load() {
+			t.Fatal("the failing Claim was never made")
+		}
+		if err := d.SendBatch(context.Background(), testKeyID, activity("1"), []string{ib.URL("/inbox")}, deliver.Batch{Tag: "flaky"}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if st, _ := d.Status(context.Background(), "flaky"); st.Delivered != 1 {
+			t.Fatalf("status %+v, want delivered after a failed claim", st)
+		}
+		stop()
 	})
 }
