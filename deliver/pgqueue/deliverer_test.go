@@ -19,11 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
@@ -97,23 +94,6 @@ func activityJSON(id string) []byte {
 	return []byte(`{"id":"https://a.example/activities/` + id + `","type":"Create","actor":"https://a.example/users/alice"}`)
 }
 
-func openQueue(t testing.TB, connString string) *pgqueue.Queue {
-	t.Helper()
-	pool, err := pgxpool.New(context.Background(), connString)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q, err := pgqueue.New(pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return q
-}
-
 func waitDone(t testing.TB, q deliver.Queue, tags []string, limit time.Duration) {
 	t.Helper()
 	stop := time.Now().Add(limit)
@@ -146,7 +126,7 @@ func TestTwoDeliverersOneQueue(t *testing.T) {
 	var worked [2]atomic.Int64
 	var ds [2]*deliver.Deliverer
 	for i := range ds {
-		q := openQueue(t, cs)
+		q := openQueue(t, cs, nil)
 		d, err := deliver.New(q, staticKeys{}, c, &deliver.Config{
 			Concurrency: 8, PerHost: 4, PollInterval: 10 * time.Millisecond,
 			OnAttempt: func(context.Context, deliver.Attempt) { worked[i].Add(1) },
@@ -170,7 +150,7 @@ func TestTwoDeliverersOneQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitDone(t, openQueue(t, cs), tags, 60*time.Second)
+	waitDone(t, openQueue(t, cs, nil), tags, 60*time.Second)
 	cancel()
 	runs.Wait()
 
@@ -209,7 +189,7 @@ func TestCrashChild(t *testing.T) {
 	if cs == "" {
 		t.Skip("run by TestCrashRecovery")
 	}
-	q := openQueue(t, cs)
+	q := openQueue(t, cs, nil)
 	d, err := deliver.New(q, staticKeys{}, testClient(t), &deliver.Config{
 		Concurrency: crashConc, PerHost: 4, Lease: crashLease, PollInterval: 10 * time.Millisecond,
 	})
@@ -229,19 +209,9 @@ func TestCrashRecovery(t *testing.T) {
 	cs := pgtest.ConnString(t)
 	srv := newInboxServer(t, 2*time.Millisecond)
 	inboxes := srv.inboxes(crashInboxes, 100)
-	pool, err := pgxpool.New(context.Background(), cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q, err := pgqueue.New(pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	err = q.Enqueue(context.Background(), &deliver.Envelope{KeyID: keyID, ActivityID: "https://a.example/activities/crash",
+	pool := openPool(t, cs, nil)
+	q := migrated(t, pool, nil)
+	err := q.Enqueue(context.Background(), &deliver.Envelope{KeyID: keyID, ActivityID: "https://a.example/activities/crash",
 		Body: activityJSON("crash"), Inboxes: inboxes, EnqueuedAt: time.Now(), Tag: "crash"})
 	if err != nil {
 		t.Fatal(err)
@@ -323,11 +293,11 @@ func TestDelivererWakesOnNotify(t *testing.T) {
 	cs := pgtest.ConnString(t)
 	srv := newInboxServer(t, 0)
 	c := testClient(t)
-	worker, err := deliver.New(openQueue(t, cs), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
+	worker, err := deliver.New(openQueue(t, cs, nil), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sender, err := deliver.New(openQueue(t, cs), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
+	sender, err := deliver.New(openQueue(t, cs, nil), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

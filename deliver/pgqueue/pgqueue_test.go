@@ -12,10 +12,10 @@ import (
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
-// newQueue returns a migrated queue in a fresh schema.
-func newQueue(t testing.TB, cfg *pgqueue.Config) *pgqueue.Queue {
+// migrated returns a queue on pool with its tables migrated.
+func migrated(t testing.TB, pool *pgxpool.Pool, cfg *pgqueue.Config) *pgqueue.Queue {
 	t.Helper()
-	q, err := pgqueue.New(pgtest.Pool(t), cfg)
+	q, err := pgqueue.New(pool, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +23,37 @@ func newQueue(t testing.TB, cfg *pgqueue.Config) *pgqueue.Queue {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// newQueue returns a migrated queue in a fresh schema.
+func newQueue(t testing.TB, cfg *pgqueue.Config) *pgqueue.Queue {
+	t.Helper()
+	return migrated(t, pgtest.Pool(t), cfg)
+}
+
+// openPool returns a pool of its own on connString, as another process
+// would have, closed at cleanup; tune, when set, adjusts its config.
+func openPool(t testing.TB, connString string, tune func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// openQueue returns a migrated queue on a pool of its own on connString.
+func openQueue(t testing.TB, connString string, cfg *pgqueue.Config) *pgqueue.Queue {
+	t.Helper()
+	return migrated(t, openPool(t, connString, nil), cfg)
 }
 
 func TestQueue(t *testing.T) {
@@ -46,24 +77,9 @@ func TestQueueDurableClaims(t *testing.T) {
 // The asynchronous commit of a claim stays in its own transaction: the
 // caller's pooled connection keeps synchronous_commit on.
 func TestAsyncCommitDoesNotLeak(t *testing.T) {
-	cfg, err := pgxpool.ParseConfig(pgtest.ConnString(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q, err := pgqueue.New(pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := openPool(t, pgtest.ConnString(t), func(c *pgxpool.Config) { c.MaxConns = 1 })
+	q := migrated(t, pool, nil)
 	ctx := context.Background()
-	if err := q.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := q.Enqueue(ctx, env("sc", "https://b.example/inbox")); err != nil {
 		t.Fatal(err)
 	}

@@ -228,14 +228,7 @@ func TestPrefixAndSchemaIsolate(t *testing.T) {
 	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA fedkit_pgqueue_iso CASCADE") })
 	var qs []*pgqueue.Queue
 	for _, cfg := range []*pgqueue.Config{nil, {TablePrefix: "tenant_b_"}, {Schema: "fedkit_pgqueue_iso"}} {
-		q, err := pgqueue.New(pool, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		qs = append(qs, q)
+		qs = append(qs, migrated(t, pool, cfg))
 	}
 	for i, q := range qs {
 		if err := q.Enqueue(ctx, env(fmt.Sprintf("iso%d", i), inboxes(i+1)...)); err != nil {
@@ -272,24 +265,9 @@ func (c *countingTracer) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceC
 // A 10 KB activity to 5,000 inboxes stores its body once and goes in a
 // handful of statements, not one per inbox.
 func TestFanOutStoresBodyOnceInFewStatements(t *testing.T) {
-	cfg, err := pgxpool.ParseConfig(pgtest.ConnString(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tr := &countingTracer{}
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q, err := pgqueue.New(pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	pool := openPool(t, pgtest.ConnString(t), func(c *pgxpool.Config) { c.ConnConfig.Tracer = tr })
+	q := migrated(t, pool, nil)
 	for _, n := range []int{100, 5000} { // under and over CopyThreshold
 		e := env(fmt.Sprintf("big%d", n), inboxes(n)...)
 		e.Body = []byte(`{"id":"x","content":"` + strings.Repeat("a", 10_000) + `"}`)
@@ -402,14 +380,8 @@ func TestConcurrentFinish(t *testing.T) {
 
 func TestSweepRemovesFinishedSends(t *testing.T) {
 	pool := pgtest.Pool(t)
-	q, err := pgqueue.New(pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := migrated(t, pool, nil)
 	ctx := context.Background()
-	if err := q.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for _, tag := range []string{"done", "open"} {
 		if err := q.Enqueue(ctx, env(tag, "https://b.example/inbox")); err != nil {
 			t.Fatal(err)
@@ -438,32 +410,9 @@ func TestSweepRemovesFinishedSends(t *testing.T) {
 // long before its hour-long poll.
 func TestNotify(t *testing.T) {
 	cs := pgtest.ConnString(t)
-	open := func() *pgqueue.Queue {
-		pool, err := pgxpool.New(context.Background(), cs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		q, err := pgqueue.New(pool, &pgqueue.Config{PollInterval: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return q
-	}
+	open := func() *pgqueue.Queue { return openQueue(t, cs, &pgqueue.Config{PollInterval: time.Hour}) }
 	listener, other := open(), open()
-	ctx, cancel := context.WithCancel(context.Background())
-	woke := make(chan struct{}, 100)
-	done := make(chan error)
-	go func() { done <- listener.Notify(ctx, func() { woke <- struct{}{} }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	woke := startNotify(t, listener)
 	waitWake := func(what string) {
 		t.Helper()
 		select {
@@ -472,46 +421,53 @@ func TestNotify(t *testing.T) {
 			t.Fatalf("no wake-up after %s", what)
 		}
 	}
-	// Give LISTEN a moment to be in place; a notification before it is lost
-	// and this test would then wait out the hour.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		e := env("wake", "https://b.example/inbox")
-		e.EnqueuedAt = time.Now()
-		if err := other.Enqueue(context.Background(), e); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-woke:
-		case <-time.After(200 * time.Millisecond):
-			if time.Now().Before(deadline) {
-				continue
-			}
-			t.Fatal("no wake-up after another pool's Enqueue")
-		}
-		break
+	// The first wake-up comes once LISTEN is in place; from then on
+	// another pool's Enqueue must be heard.
+	waitWake("listening")
+	e := env("wake", "https://b.example/inbox")
+	e.EnqueuedAt = time.Now()
+	if err := other.Enqueue(context.Background(), e); err != nil {
+		t.Fatal(err)
 	}
+	waitWake("another pool's Enqueue")
 	// A retry due shortly: the listener learns of it at its next wake-up
-	// (the Enqueue below) and wakes again when it comes due.
+	// (the Enqueue below) and wakes again when it comes due. Two seconds
+	// leave room for a slow machine to reach that wake-up before the retry
+	// is due, which would leave nothing to wait for.
 	jobs, err := other.Claim(context.Background(), deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 100})
 	if err != nil || len(jobs) == 0 {
 		t.Fatalf("claim: %d, %v", len(jobs), err)
 	}
 	for _, j := range jobs {
-		if err := other.Finish(context.Background(), j.Ref(), deliver.Outcome{RetryAt: time.Now().Add(time.Second), Attempts: 1}); err != nil {
+		if err := other.Finish(context.Background(), j.Ref(), deliver.Outcome{RetryAt: time.Now().Add(2 * time.Second), Attempts: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for len(woke) > 0 {
 		<-woke
 	}
-	e := env("nudge", "https://c.example/inbox")
+	e = env("nudge", "https://c.example/inbox")
 	e.EnqueuedAt = time.Now().Add(time.Hour)
 	if err := other.Enqueue(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
 	waitWake("an Enqueue")
 	waitWake("a retry coming due")
+}
+
+// startNotify runs q.Notify until the test ends and returns its wake-ups.
+func startNotify(t *testing.T, q *pgqueue.Queue) <-chan struct{} {
+	ctx, cancel := context.WithCancel(context.Background())
+	woke := make(chan struct{}, 100)
+	done := make(chan error)
+	go func() { done <- q.Notify(ctx, func() { woke <- struct{}{} }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return woke
 }
 
 // Context errors pass through mapError as they are, for errors.Is.
@@ -536,19 +492,8 @@ func TestNotifyReconnects(t *testing.T) {
 	cs := pgtest.ConnString(t)
 	const prefix = "reconnect_test_" // names the listener's queries in pg_stat_activity
 	open := func() (*pgqueue.Queue, *pgxpool.Pool) {
-		pool, err := pgxpool.New(context.Background(), cs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		q, err := pgqueue.New(pool, &pgqueue.Config{TablePrefix: prefix, PollInterval: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return q, pool
+		pool := openPool(t, cs, nil)
+		return migrated(t, pool, &pgqueue.Config{TablePrefix: prefix, PollInterval: time.Hour}), pool
 	}
 	listener, _ := open()
 	other, pool := open()
@@ -574,24 +519,15 @@ func TestNotifyReconnects(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	woke := make(chan struct{}, 100)
-	done := make(chan error)
-	go func() { done <- listener.Notify(ctx, func() { woke <- struct{}{} }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	woke := startNotify(t, listener)
 	first := waitPID(0)
 	if _, err := pool.Exec(context.Background(), "SELECT pg_terminate_backend($1)", first); err != nil {
 		t.Fatal(err)
 	}
 	waitPID(first)
-	// Listening again (its wake-up on connecting is sent before its first
-	// query shows): drain, then a new send must be heard.
-	time.Sleep(50 * time.Millisecond)
+	// Listening again: its wake-ups on losing the connection and on
+	// listening again were sent before the query waitPID saw, so draining
+	// now leaves only what the next send causes.
 	for len(woke) > 0 {
 		<-woke
 	}
