@@ -356,6 +356,32 @@ func (q *Queue) Status(ctx context.Context, tag string) (deliver.BatchStatus, er
 	return s, nil
 }
 
+// Depth returns how many deliveries wait in each lane, across every
+// process sharing the queue: due, scheduled for a retry or claimed, as
+// Status counts a batch's Pending. Every lane is in the map, zero when
+// empty. It counts rows, so a status page should not call it in a tight
+// loop on a queue of millions.
+func (q *Queue) Depth(ctx context.Context) (map[deliver.Lane]int, error) {
+	out := map[deliver.Lane]int{deliver.LanePriority: 0, deliver.LaneNormal: 0, deliver.LaneLow: 0}
+	rows, err := q.pool.Query(ctx, q.sql.depth)
+	if err != nil {
+		return nil, mapError("depth", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var lane int16
+		var n int64
+		if err := rows.Scan(&lane, &n); err != nil {
+			return nil, mapError("depth", err)
+		}
+		out[deliver.Lane(lane)] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapError("depth", err)
+	}
+	return out, nil
+}
+
 // Drop implements deliver.Queue: it deletes the jobs, claimed or not, counts
 // them as dropped under their tags, and deletes sends left with no jobs.
 func (q *Queue) Drop(ctx context.Context, f deliver.DropFilter) (int, error) {

@@ -8,7 +8,7 @@ import (
 // statements holds the queue's SQL with its table names filled in.
 type statements struct {
 	insertActivity, insertJobs, claim, selectActivities, finish string
-	status, drop, dropActivities, sweep, nextDue                string
+	status, drop, dropActivities, sweep, nextDue, depth         string
 }
 
 func (q *Queue) prepareSQL() statements {
@@ -97,6 +97,9 @@ func (q *Queue) prepareSQL() statements {
 			SELECT a.id FROM {{p}}activities a
 			WHERE NOT EXISTS (SELECT 1 FROM {{p}}jobs j WHERE j.activity = a.id)
 			LIMIT 10000)`),
+		// Every job counts, claimed or waiting for a retry, as Status counts
+		// Pending; the claim index (lane, due_at, id) answers it.
+		depth: r(`SELECT lane, count(*) FROM {{p}}jobs GROUP BY lane`),
 		// The earliest job coming due after $1, lane by lane so each probe
 		// is one step down the claim index.
 		nextDue: r(`SELECT least(
