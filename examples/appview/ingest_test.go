@@ -318,3 +318,61 @@ func TestCommunityProfileOrigin(t *testing.T) {
 		t.Errorf("community off the bridge origin = %q, want cleared", got)
 	}
 }
+
+// TestOnlyBridgedProfilesGetRows: a profile creates a row only for a DID
+// whose fresh DID document names a trusted bridge PDS (unless the operator
+// indexes everyone). A handle that merely looks bridged admits nothing.
+func TestOnlyBridgedProfilesGetRows(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	bridged, lookalike, native := plcDID("bridged"), plcDID("lookalike"), plcDID("native")
+	h.net.Claim(bridged, "bridged.lemmy.world.ap.bridge.test", bridgePDS)
+	// Bridge-shaped handle, verified both ways, on another PDS.
+	h.net.Claim(lookalike, "lookalike.lemmy.world.ap.bridge.test", otherPDS)
+	h.net.Claim(native, "native.elsewhere.test", otherPDS)
+	for _, did := range []string{bridged, lookalike, native} {
+		h.handle(profileFrame(did, "3laaa", nil)) // no origin fields asserted
+	}
+	if !h.exists(bridged) {
+		t.Error("bridged DID got no row")
+	}
+	if h.exists(lookalike) || h.exists(native) {
+		t.Errorf("rows for DIDs off the bridge: lookalike %v, native %v", h.exists(lookalike), h.exists(native))
+	}
+	// The bridge-shaped handle asserting origin fields is not admitted either.
+	h.handle(profileFrame(lookalike, "3labb", bridgedFields("Look", "lemmy.world")))
+	if h.exists(lookalike) {
+		t.Error("bridge-shaped handle on another PDS was admitted")
+	}
+
+	// INDEX_ALL_PROFILES: every verified profile gets a row, with no origin.
+	h.cfg.IndexAllProfiles = true
+	h.app = h.newApp(h.db)
+	h.handle(profileFrame(native, "3labb", nil))
+	if !h.exists(native) {
+		t.Fatal("IndexAllProfiles: verified profile got no row")
+	}
+	if got := originOf(h.actor(native)); got != [4]string{"<NULL>", "<NULL>", "<NULL>", "<NULL>"} {
+		t.Errorf("IndexAllProfiles: origin = %q, want untouched", got)
+	}
+}
+
+// TestStaleTakedownCannotClear: a lagging replay of a takedown that an
+// account has since recovered from is ignored by the account seq guard,
+// so it cannot clear the origin fields again.
+func TestStaleTakedownCannotClear(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	did := plcDID("back")
+	h.net.Claim(did, did[8:]+".lemmy.world.ap.bridge.test", bridgePDS)
+	h.handle(profileFrame(did, "3laaa", bridgedFields("Back", "lemmy.world")))
+	h.handle(accountFrame(did, 41, true, ""))
+	h.handle(accountFrame(did, 40, false, "takendown"))
+	a := h.actor(did)
+	if got := originOf(a); got[1] != "Back" {
+		t.Errorf("stale takedown cleared the origin: %q", got)
+	}
+	if a.AccountStatus != "" || a.AccountSeq != 41 {
+		t.Errorf("account status %q seq %d, want active at 41", a.AccountStatus, a.AccountSeq)
+	}
+}
