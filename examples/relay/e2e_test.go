@@ -49,8 +49,8 @@ func TestEndToEnd(t *testing.T) {
 		got := b.waitFor("the Create", is("Create", a.note("1")))
 		checkRelaySigned(t, r, got)
 		var act map[string]any
-		if err := json.Unmarshal(got.Body, &act); err != nil || act["actor"] != a.actor {
-			t.Fatalf("forwarded Create = %s; want a's activity as is", got.Body)
+		if err := json.Unmarshal(got.Body, &act); err != nil || act["actor"] != a.user {
+			t.Fatalf("forwarded Create = %s; want the author's activity as is", got.Body)
 		}
 		ann := c.waitFor("the Announce", is("Announce", a.note("1")))
 		checkRelaySigned(t, r, ann)

@@ -136,7 +136,9 @@ type instance struct {
 	srv    *httptest.Server
 	key    crypto.Signer
 	signer *sig.Signer
-	actor  string
+	actor  string // the instance actor, which subscribes
+	user   string // an author, who posts (Mastodon signs each post as its author)
+	userS  *sig.Signer
 	ver    *sig.Verifier
 
 	mu       sync.Mutex
@@ -172,16 +174,24 @@ func newInstance(t *testing.T, name string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.HandleFunc("GET /actor", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/activity+json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"@context": []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
-			"id":       in.actor, "type": "Application", "preferredUsername": name,
-			"inbox":     in.srv.URL + "/actor/inbox",
-			"endpoints": map[string]string{"sharedInbox": in.srv.URL + "/inbox"},
-			"publicKey": map[string]string{"id": in.actor + "#main-key", "owner": in.actor, "publicKeyPem": string(pub)},
-		})
-	})
+	in.user = in.srv.URL + "/users/alice"
+	if in.userS, err = sig.NewSigner(in.key, in.user+"#main-key", nil); err != nil {
+		t.Fatal(err)
+	}
+	serveActor := func(id, typ string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/activity+json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"@context": []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+				"id":       id, "type": typ, "preferredUsername": name,
+				"inbox":     id + "/inbox",
+				"endpoints": map[string]string{"sharedInbox": in.srv.URL + "/inbox"},
+				"publicKey": map[string]string{"id": id + "#main-key", "owner": id, "publicKeyPem": string(pub)},
+			})
+		}
+	}
+	mux.HandleFunc("GET /actor", serveActor(in.actor, "Application"))
+	mux.HandleFunc("GET /users/alice", serveActor(in.user, "Person"))
 	// The instance checks the relay's signatures with the relay's published key.
 	in.ver, err = sig.NewVerifier(sig.KeyResolverFunc(fetchActorKey), &sig.VerifierConfig{URLScheme: "http"})
 	if err != nil {
@@ -356,20 +366,22 @@ func (in *instance) follow(r *testRelay, object string) (int, string) {
 
 func (in *instance) note(n string) string { return in.srv.URL + "/notes/" + n }
 
+// create posts a public note as Mastodon sends it to a relay: by its
+// author, signed with the author's key.
 func (in *instance) create(r *testRelay, n string) int {
 	return in.post(r.url+"/inbox", map[string]any{
 		"@context": "https://www.w3.org/ns/activitystreams", "id": in.note(n) + "/activity", "type": "Create",
-		"actor": in.actor, "to": []string{public},
-		"object": map[string]any{"id": in.note(n), "type": "Note", "attributedTo": in.actor, "content": "hello " + n, "to": []string{public}},
-	}, nil)
+		"actor": in.user, "to": []string{public}, "cc": []string{in.user + "/followers"},
+		"object": map[string]any{"id": in.note(n), "type": "Note", "attributedTo": in.user, "content": "hello " + n, "to": []string{public}},
+	}, in.userS)
 }
 
 func (in *instance) delete(r *testRelay, n string) int {
 	return in.post(r.url+"/inbox", map[string]any{
 		"@context": "https://www.w3.org/ns/activitystreams", "id": in.note(n) + "#delete", "type": "Delete",
-		"actor": in.actor, "to": []string{public},
+		"actor": in.user, "to": []string{public},
 		"object": map[string]any{"id": in.note(n), "type": "Tombstone"},
-	}, nil)
+	}, in.userS)
 }
 
 func mustJSON(v any) []byte {

@@ -3,12 +3,15 @@ package relay
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,14 +72,17 @@ func stringList(raw json.RawMessage) []string {
 	return ss
 }
 
+// isPublicID reports the Public collection in any of its spellings (the
+// compacted "as:Public" and bare "Public" are both seen in the wild).
+func isPublicID(id string) bool { return id == Public || id == "as:Public" || id == "Public" }
+
 func isPublic(a *activity) bool {
-	for _, v := range append(stringList(a.To), stringList(a.CC)...) {
-		if v == Public || v == "as:Public" || v == "Public" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(append(stringList(a.To), stringList(a.CC)...), isPublicID)
 }
+
+// followsRelay reports a Follow object that subscribes: Public (Mastodon,
+// Misskey) or the relay actor (LitePub).
+func (r *Relay) followsRelay(object string) bool { return isPublicID(object) || object == r.actor }
 
 func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
@@ -159,11 +165,11 @@ func (r *Relay) handle(ctx context.Context, act *activity, body []byte, host str
 
 func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, string) {
 	var style store.Style
-	switch act.objectID() {
-	case Public, "as:Public", "Public":
-		style = store.StyleMastodon
-	case r.actor:
+	switch obj := act.objectID(); {
+	case obj == r.actor:
 		style = store.StyleLitePub
+	case r.followsRelay(obj):
+		style = store.StyleMastodon
 	default:
 		return http.StatusUnprocessableEntity, "follow the Public collection or the relay actor"
 	}
@@ -278,7 +284,11 @@ func (r *Relay) undo(ctx context.Context, act *activity, _ []byte) (int, string)
 	if !ok {
 		return http.StatusAccepted, ""
 	}
-	isFollow := inner.typ() == "Follow" && (inner.actorID() == "" || inner.actorID() == sender)
+	// Mastodon, Misskey and LitePub embed the Follow they undo; some send
+	// only its id. Either must be the subscription's: its Follow id, or a
+	// Follow by the sender of Public or of the relay actor.
+	isFollow := inner.typ() == "Follow" && (inner.actorID() == "" || inner.actorID() == sender) &&
+		(inner.ID == sub.FollowID || r.followsRelay(inner.objectID()))
 	if !isFollow && act.objectID() != sub.FollowID {
 		// An Undo of something else (a Like, an Announce) is not ours to act on.
 		return http.StatusAccepted, ""
@@ -290,26 +300,51 @@ func (r *Relay) undo(ctx context.Context, act *activity, _ []byte) (int, string)
 	return http.StatusAccepted, ""
 }
 
+// subscriberFor finds the active subscription a sender posts under. A server
+// subscribes with one actor (Mastodon's and Misskey's instance actor, a
+// LitePub relay actor) but Mastodon and Misskey send each public post signed
+// by its author, so any actor of a subscribed host may post.
+func subscriberFor(subs []store.Subscriber, sender, host string) (store.Subscriber, bool) {
+	var byHost *store.Subscriber
+	for i, s := range subs {
+		if s.State != store.StateActive {
+			continue
+		}
+		if s.Actor == sender {
+			return s, true
+		}
+		if byHost == nil && strings.EqualFold(s.Host, host) {
+			byHost = &subs[i]
+		}
+	}
+	if byHost == nil {
+		return store.Subscriber{}, false
+	}
+	return *byHost, true
+}
+
 func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host string) (int, string) {
 	sender := act.actorID()
-	sub, ok, err := r.cfg.Store.Get(ctx, sender)
+	subs, err := r.cfg.Store.List(ctx)
 	if err != nil {
 		return http.StatusServiceUnavailable, "store unavailable"
 	}
-	if !ok || sub.State != store.StateActive {
+	sub, ok := subscriberFor(subs, sender, host)
+	if !ok {
 		return http.StatusForbidden, "not subscribed to this relay"
 	}
 	typ := act.typ()
-	if (typ == "Create" || typ == "Announce" || typ == "Update") && !isPublic(act) {
+	// A LitePub relay actor announces only public posts, and addresses its
+	// Announce to its own followers rather than to Public: its Announces
+	// are relayed as they are. Recipients fetch the object from its origin,
+	// which applies the object's own visibility.
+	litePubAnnounce := typ == "Announce" && sub.Style == store.StyleLitePub && sub.Actor == sender
+	if (typ == "Create" || typ == "Announce" || typ == "Update") && !isPublic(act) && !litePubAnnounce {
 		return http.StatusAccepted, ""
 	}
 	objectID := act.objectID()
 	if objectID == "" {
 		return http.StatusBadRequest, "activity without object"
-	}
-	subs, err := r.cfg.Store.List(ctx)
-	if err != nil {
-		return http.StatusServiceUnavailable, "store unavailable"
 	}
 	var forward, announce []string
 	for _, s := range subs {
@@ -337,7 +372,7 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	if len(announce) > 0 {
 		b, err := json.Marshal(map[string]any{
 			"@context":  "https://www.w3.org/ns/activitystreams",
-			"id":        r.newID(),
+			"id":        r.announceID(act, body),
 			"type":      "Announce",
 			"actor":     r.actor,
 			"object":    objectID,
@@ -354,6 +389,18 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 		}
 	}
 	return http.StatusAccepted, ""
+}
+
+// announceID names the relay's Announce of act after act, so the same
+// activity received twice (a sender's retry, a replay, two API processes)
+// is announced under one id, which receivers deduplicate.
+func (r *Relay) announceID(act *activity, body []byte) string {
+	src := act.ID
+	if src == "" {
+		src = string(body)
+	}
+	h := sha256.Sum256([]byte(src))
+	return r.cfg.PublicURL + "/activities/announce-" + hex.EncodeToString(h[:16])
 }
 
 func dedupe(in []string) []string {
