@@ -6,12 +6,21 @@
 // node, a cluster or a sentinel setup). Each light, a host or an inbox URL,
 // is one hash under the key layout of the stoplight gem's Redis data store,
 // behind a prefix of your own; admission, failure counting and the
-// one-probe-at-a-time rule each run as one Lua script.
+// one-probe-at-a-time rule each run as one Lua script. Light and Lights
+// read the stored state back for display (a status page, an admin
+// command), with stoplight's colours.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	defer rdb.Close()
 //	cfg := deliver.DefaultConfig()
-//	cfg.Breaker.Store = redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
+//	store := redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
+//	cfg.Breaker.Store = store
 //	cfg.Breaker.PerInbox = true // one light per inbox URL, as Mastodon names them
 //	d, err := deliver.New(queue, keys, httpClient, cfg)
+//
+//	// On the status page, from any process:
+//	lights, err := store.Lights(ctx)
+//	for _, l := range lights {
+//		fmt.Println(l.Name, l.Color(time.Now()), l.Failures, l.OpenUntil)
+//	}
 package redisbreaker

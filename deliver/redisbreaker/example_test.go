@@ -1,8 +1,10 @@
 package redisbreaker_test
 
 import (
+	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -37,4 +39,43 @@ func ExampleStore_Key() {
 	s := redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
 	fmt.Println(s.Key("https://mastodon.example/inbox"))
 	// Output: myapp:stoplight:v5:metadata:https://mastodon.example/inbox
+}
+
+// A status page listing the destinations whose breakers are counting
+// failures or open, as every process sees them.
+func ExampleStore_Lights() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	s := redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
+	lights, err := s.Lights(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	now := time.Now()
+	for _, l := range lights {
+		fmt.Printf("%s %s failures=%d until=%v\n", l.Name, l.Color(now), l.Failures, l.OpenUntil)
+	}
+}
+
+// One destination's breaker, for an admin command.
+func ExampleStore_Light() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	s := redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: "myapp:"})
+	l, err := s.Light(context.Background(), "https://mastodon.example/inbox")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if l.Color(time.Now()) != redisbreaker.Green {
+		fmt.Println("held until", l.OpenUntil)
+	}
+}
+
+// Colours follow stoplight's: red while cooling off, then yellow while
+// one probe at a time is let through.
+func ExampleLight_Color() {
+	t0 := time.Unix(1_700_000_000, 0)
+	l := redisbreaker.Light{Name: "b.example", OpenUntil: t0.Add(time.Minute)}
+	fmt.Println(redisbreaker.Light{Name: "c.example"}.Color(t0), l.Color(t0), l.Color(t0.Add(time.Minute)))
+	// Output: green red yellow
 }

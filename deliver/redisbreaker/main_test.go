@@ -6,5 +6,5 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Nothing this package starts (Notify, grouped Finish) may outlive a test.
+// No test may leave a goroutine behind (go-redis pools, the deliverers).
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,165 @@
+package redisbreaker
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Color is a light's state, named as the stoplight gem names it.
+type Color string
+
+// The colours of a light.
+const (
+	// Green is closed: deliveries go.
+	Green Color = "green"
+	// Red is open: deliveries are held until Light.OpenUntil.
+	Red Color = "red"
+	// Yellow is open past its cool-off: one delivery at a time goes as a
+	// probe, the rest are held.
+	Yellow Color = "yellow"
+)
+
+// Light is one light's state as stored, read for display: a status page,
+// an admin command. Deliveries never read it; Admit and Record decide in
+// Redis.
+type Light struct {
+	// Name is the light: a host or an inbox URL.
+	Name string
+	// Failures counts failures in a row while closed; it restarts at zero
+	// when the light opens.
+	Failures int
+	// LastFailure is when the last failure was recorded; zero if never.
+	LastFailure time.Time
+	// OpenUntil is when the cool-off ends (stoplight's
+	// recovery_scheduled_after); zero while the light is closed.
+	OpenUntil time.Time
+	// ProbeStarted is when the probe now out, or the last one lost, was
+	// admitted (stoplight's recovery_started_at); zero if none since the
+	// light last opened.
+	ProbeStarted time.Time
+}
+
+// Color returns the light's colour at now. The store keeps no clock of its
+// own, so the caller says when.
+func (l Light) Color(now time.Time) Color {
+	switch {
+	case l.OpenUntil.IsZero():
+		return Green
+	case now.Before(l.OpenUntil):
+		return Red
+	default:
+		return Yellow
+	}
+}
+
+// Light returns one light's state; a light with nothing stored is green
+// with no failures.
+func (s *Store) Light(ctx context.Context, name string) (Light, error) {
+	h, err := s.c.HGetAll(ctx, s.Key(name)).Result()
+	if err != nil {
+		return Light{}, mapError("light", err)
+	}
+	return parseLight(name, h), nil
+}
+
+// Lights returns every light with something stored (a failure counted, or
+// open), sorted by name. A light is deleted when it closes, so this is the
+// set of troubled destinations, not every one ever delivered to. It SCANs
+// the key space under KeyPrefix (every master of a cluster, every shard of
+// a ring), so it costs time in proportion to the keys in Redis: for a
+// status page, not for each delivery.
+func (s *Store) Lights(ctx context.Context) ([]Light, error) {
+	var mu sync.Mutex
+	var out []Light
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		ls, err := s.scan(ctx, c)
+		mu.Lock()
+		out = append(out, ls...)
+		mu.Unlock()
+		return err
+	}
+	var err error
+	switch c := s.c.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return scan(ctx, n) })
+	case *redis.Ring:
+		err = c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return scan(ctx, n) })
+	default:
+		err = scan(ctx, s.c)
+	}
+	if err != nil {
+		return nil, mapError("lights", err)
+	}
+	slices.SortFunc(out, func(a, b Light) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// scan reads the lights on one node, a page of keys at a time, each page's
+// hashes in one pipelined round trip.
+func (s *Store) scan(ctx context.Context, c redis.UniversalClient) ([]Light, error) {
+	base := s.cfg.KeyPrefix + keySpace
+	match := globEscape(base) + "*"
+	var out []Light
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, match, 500).Result()
+		if err != nil {
+			return out, err
+		}
+		if len(keys) > 0 {
+			cmds := make([]*redis.MapStringStringCmd, len(keys))
+			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, k := range keys {
+					cmds[i] = p.HGetAll(ctx, k)
+				}
+				return nil
+			})
+			if err != nil {
+				return out, err
+			}
+			for i, k := range keys {
+				// A key that expired since the SCAN reads as empty.
+				if h := cmds[i].Val(); len(h) > 0 {
+					out = append(out, parseLight(strings.TrimPrefix(k, base), h))
+				}
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// parseLight reads a light's hash as the scripts write it.
+func parseLight(name string, h map[string]string) Light {
+	ms := func(field string) time.Time {
+		n, err := strconv.ParseInt(h[field], 10, 64)
+		if err != nil {
+			return time.Time{}
+		}
+		return time.UnixMilli(n)
+	}
+	failures, _ := strconv.Atoi(h["consecutive_failures"])
+	return Light{Name: name, Failures: failures, LastFailure: ms("last_failure_at"),
+		OpenUntil: ms("recovery_scheduled_after"), ProbeStarted: ms("recovery_started_at")}
+}
+
+// globEscape quotes the characters SCAN's MATCH pattern treats specially,
+// so a key prefix containing them matches only itself.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
