@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/examples/appview/internal/jetstream"
+	"github.com/fedkit/fedkit/examples/appview/internal/store"
 )
 
 func wsURL(s *httptest.Server) string {
@@ -38,6 +39,41 @@ func frameTime(t *testing.T, b []byte) int64 {
 		t.Fatal(err)
 	}
 	return f.TimeUS
+}
+
+// runConsumer runs a Jetstream consumer on url into handle (nil: the app's
+// ingester), with the Postgres cursor read and written outside the
+// harness's statement counter. stop cancels it and checks it ended cleanly.
+func (h *harness) runConsumer(url string, handle jetstream.Handler) (stop func()) {
+	h.t.Helper()
+	if handle == nil {
+		handle = h.app.ingester.Handle
+	}
+	c, err := jetstream.New(store.New(h.pool), handle, &jetstream.Config{
+		URL: url, Lanes: 3, BackoffMin: time.Millisecond, BackoffMax: 10 * time.Millisecond, FlushInterval: 10 * time.Millisecond,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			h.t.Errorf("Run = %v", err)
+		}
+	}
+}
+
+// storedCursor is the cursor in Postgres.
+func (h *harness) storedCursor() int64 {
+	h.t.Helper()
+	v, _, err := store.New(h.pool).LoadCursor(h.ctx, jetstream.CursorNameDefault)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return v
 }
 
 // TestConsumerResumesAfterDisconnect runs the real ingester behind the
@@ -76,33 +112,9 @@ func TestConsumerResumesAfterDisconnect(t *testing.T) {
 		}
 		return err
 	}
-	run := func() (stop func()) {
-		c, err := jetstream.New(h.app.store, counting, &jetstream.Config{
-			URL: wsURL(srv), Lanes: 3, BackoffMin: time.Millisecond, BackoffMax: 10 * time.Millisecond, FlushInterval: 10 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx) }()
-		return func() {
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Errorf("Run = %v", err)
-			}
-		}
-	}
 	last := frameTime(t, frames[len(frames)-1])
-	storedCursor := func() int64 {
-		v, _, err := h.app.store.LoadCursor(h.ctx, jetstream.CursorNameDefault)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	stop := run()
-	waitUntil(t, "stored cursor at the last frame", func() bool { return storedCursor() == last })
+	stop := h.runConsumer(wsURL(srv), counting)
+	waitUntil(t, "stored cursor at the last frame", func() bool { return h.storedCursor() == last })
 	stop()
 
 	for _, f := range frames {
@@ -128,8 +140,8 @@ func TestConsumerResumesAfterDisconnect(t *testing.T) {
 	// A restart resumes from the stored cursor: nothing is handled twice.
 	next := identityFrame(alice, 4)
 	fake.Append(next)
-	stop = run()
-	waitUntil(t, "the new frame", func() bool { return storedCursor() == frameTime(t, next) })
+	stop = h.runConsumer(wsURL(srv), counting)
+	waitUntil(t, "the new frame", func() bool { return h.storedCursor() == frameTime(t, next) })
 	stop()
 	if d := fake.Dials(); d[len(d)-1] != last {
 		t.Errorf("restart dialled with cursor %d, want %d", d[len(d)-1], last)
@@ -138,6 +150,83 @@ func TestConsumerResumesAfterDisconnect(t *testing.T) {
 		if n != 1 {
 			t.Errorf("frame %d handled %d times after restart", tu, n)
 		}
+	}
+}
+
+// TestJetstreamScenarios runs the event scenarios through the
+// WebSocket path: the fake Jetstream, the consumer and its Postgres
+// cursor, the ingester, and the identity harness's fake PLC and
+// well-known servers.
+func TestJetstreamScenarios(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice, comm, mover, outside, untrusted, stranger := plcDID("alice"), plcDID("comm"), plcDID("mover"),
+		plcDID("outside"), plcDID("untrusted"), plcDID("stranger")
+	// Renamed by the bridge; the stored rows still hold the old handles.
+	h.addUser(alice, "alice.lemmy-world.bridge.test", bridgePDS)
+	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.addCommunity(comm, "news.lemmy-world.bridge.test", bridgePDS)
+	h.net.Claim(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	// Left the bridge.
+	h.addUser(mover, "mover.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setOrigin(mover, "lemmy.world", "Mover", "https://lemmy.world/u/Mover", "lemmy")
+	h.net.Claim(mover, "mover.elsewhere.test", otherPDS)
+	// On the bridge's PDS with a handle outside its registrable domain.
+	h.addUser(outside, "outside.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setOrigin(outside, "lemmy.world", "Outside", "https://lemmy.world/u/Outside", "lemmy")
+	h.net.Claim(outside, "outside.evil.test", bridgePDS)
+	// Asserts origin fields from an untrusted PDS.
+	h.net.Claim(untrusted, "untrusted.elsewhere.test", otherPDS)
+	h.net.Claim(stranger, "stranger.elsewhere.test", otherPDS)
+
+	fake := jetstream.NewFakeServer()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	stop := h.runConsumer(wsURL(srv), nil)
+	defer stop()
+	// send appends frames and waits until the stored cursor passes them all.
+	send := func(frames ...[]byte) {
+		t.Helper()
+		fake.Append(frames...)
+		last := frameTime(t, frames[len(frames)-1])
+		waitUntil(t, "the stored cursor", func() bool { return h.storedCursor() >= last })
+	}
+
+	send(identityFrame(alice, 10), identityFrame(comm, 11), identityFrame(mover, 12),
+		profileFrame(outside, "3laaa", bridgedFields("Outside", "lemmy.world")),
+		profileFrame(untrusted, "3laaa", bridgedFields("Untrusted", "lemmy.world")))
+	if got := h.actor(alice).Handle; got != "alice.lemmy.world.ap.bridge.test" {
+		t.Errorf("renamed user handle = %q", got)
+	}
+	if got := h.actor(comm).Handle; got != "news.lemmy.world.ap.bridge.test" {
+		t.Errorf("renamed community handle = %q", got)
+	}
+	if got := originOf(h.actor(mover)); got != cleared {
+		t.Errorf("DID that left the bridge: origin %q, want cleared", got)
+	}
+	if got := originOf(h.actor(outside)); got != cleared {
+		t.Errorf("handle outside the PDS's registrable domain: origin %q, want cleared", got)
+	}
+	if h.exists(untrusted) {
+		t.Error("profile from an untrusted PDS was admitted")
+	}
+
+	// An unknown DID's identity event: one indexed read, no resolution.
+	queries, hits := h.db.n.Load(), h.net.TotalHits()
+	send(identityFrame(stranger, 13))
+	if q := h.db.n.Load() - queries; q != 1 {
+		t.Errorf("unknown DID cost %d queries, want 1", q)
+	}
+	if h.net.TotalHits() != hits {
+		t.Errorf("unknown DID was resolved (%d requests)", h.net.TotalHits()-hits)
+	}
+
+	// A stale event (older seq) behind a source that still serves the old
+	// handle cannot revert the rename.
+	h.net.Claim(alice, "alice.lemmy-world.bridge.test", bridgePDS)
+	send(identityFrame(alice, 9))
+	if got := h.actor(alice).Handle; got != "alice.lemmy.world.ap.bridge.test" {
+		t.Errorf("stale event reverted the handle to %q", got)
 	}
 }
 
