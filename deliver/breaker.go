@@ -33,8 +33,11 @@ type BreakerConfig struct {
 // deliverer passes it on every call so one store can serve several
 // configurations.
 type BreakerRule struct {
+	// Threshold is how many failures in a row open a closed breaker.
 	Threshold int
-	CoolOff   time.Duration
+	// CoolOff is how long an open breaker holds deliveries, and how long a
+	// probe may stay out before another replaces it.
+	CoolOff time.Duration
 }
 
 // Admission is a BreakerStore's answer for one delivery.

@@ -23,9 +23,14 @@ import (
 
 // Deliverer defaults.
 const (
-	ConcurrencyDefault   = 16
-	LeaseDefault         = 5 * time.Minute
-	PollIntervalDefault  = time.Second
+	// ConcurrencyDefault is how many deliveries Run works at once.
+	ConcurrencyDefault = 16
+	// LeaseDefault is how long a claim reserves a delivery.
+	LeaseDefault = 5 * time.Minute
+	// PollIntervalDefault is how often an idle Run looks for due work.
+	PollIntervalDefault = time.Second
+	// ShutdownGraceDefault bounds how long Run lets deliveries in flight
+	// finish once its context ends.
 	ShutdownGraceDefault = 30 * time.Second
 	// RetryAfterMaxDefault caps how long a Retry-After can push a retry back.
 	RetryAfterMaxDefault = 6 * time.Hour
@@ -50,8 +55,12 @@ type Config struct {
 	Retry RetryPolicy
 	// DisableWaitAsAsked turns the WaitAsAsked rule off: by default a retry
 	// waits at least what Retry-After asked (capped at RetryAfterMax), and a
-	// held delivery at least until its breaker's cool-off ends. Defaults to
-	// false (wait as asked).
+	// held delivery at least until its breaker's cool-off ends. Retry-After
+	// is honoured on every retryable response, not only the 429 and 503 it
+	// is defined for, since a server that sends it with a 500 or 408 is
+	// asking the same thing; it never shortens the policy's wait, and a
+	// retry it pushes past the batch deadline is given up at once. Defaults
+	// to false (wait as asked).
 	DisableWaitAsAsked bool
 	// RetryAfterMax caps a Retry-After. Defaults to RetryAfterMaxDefault.
 	RetryAfterMax time.Duration
@@ -171,11 +180,16 @@ func (o AttemptOutcome) String() string {
 
 // Attempt describes one attempt, for Config.OnAttempt.
 type Attempt struct {
+	// Inbox is the destination and Host its host (the breaker's and the
+	// limiter's key).
 	Inbox, Host string
-	ActivityID  string
-	Tag         string
+	// ActivityID is the activity's "id".
+	ActivityID string
+	// Tag is the batch's tag.
+	Tag string
 	// Number counts attempts from 1; held ones count.
-	Number  int
+	Number int
+	// Outcome says whether it was delivered, failed or held.
 	Outcome AttemptOutcome
 	// StatusCode is the final response's status, or 0.
 	StatusCode int
@@ -191,20 +205,31 @@ type Attempt struct {
 
 // Failure describes a permanent refusal, for Config.OnFailure.
 type Failure struct {
+	// Inbox is the destination that refused and Host its host, which an
+	// application may mark unavailable.
 	Inbox, Host string
-	ActivityID  string
-	ActorID     string
-	Tag         string
-	StatusCode  int
-	Err         *DeliveryError
+	// ActivityID and ActorID are the activity's "id" and "actor".
+	ActivityID string
+	ActorID    string
+	// Tag is the batch's tag.
+	Tag string
+	// StatusCode is the refusing status, or 0 when the client refused to
+	// send (a blocked address, a redirect).
+	StatusCode int
+	// Err is the refusal, of KindPermanent.
+	Err *DeliveryError
 }
 
 // Settlement describes a delivery that is done with, for Config.OnSettled.
 type Settlement struct {
+	// Inbox is the destination and Host its host.
 	Inbox, Host string
-	ActivityID  string
-	Tag         string
-	Result      Result
+	// ActivityID is the activity's "id".
+	ActivityID string
+	// Tag is the batch's tag, for following a batch.
+	Tag string
+	// Result is how the delivery ended.
+	Result Result
 	// Attempts counts the attempts made, held ones included.
 	Attempts int
 	// Err says why it was not delivered; nil when it was.

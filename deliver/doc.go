@@ -22,9 +22,18 @@
 //
 // A send is stored once and fans out to one job per inbox, each retried on
 // its own: network errors, 408, 429 and 5xx wait 30 s doubling to 1 h, 12
-// attempts in all (about 5 h), or at least what Retry-After asked; other 4xx
-// are refused for good and reported to Config.OnFailure. Config.Permanent and
-// PermanentIfSenderGone change that rule (MastodonPermanent is Mastodon's).
+// attempts in all (about 5 h), or at least what Retry-After asked (on any of
+// those statuses, capped at 6 h); other 4xx are refused for good and
+// reported to Config.OnFailure. Config.Permanent and PermanentIfSenderGone
+// change that rule (MastodonPermanent is Mastodon's). A Batch adds a tag
+// (Status, OnSettled), a deadline, fewer attempts, a priority or low lane,
+// an ordering key, and FEP-8fcf Collection-Synchronization.
+//
+// Config.OnAttempt sees every attempt (delivered, failed or held),
+// OnSettled is awaited before a delivery leaves the queue, and SkipIf drops
+// a delivery unsent when it comes due. When Run's context ends, deliveries
+// in flight get ShutdownGrace (30 s) to finish; one cut off then goes back
+// to the queue with no attempt counted, and the rest stay queued.
 //
 // A host that keeps failing opens its breaker: after 10 failures in a row
 // its deliveries are held for a minute (each hold counts as an attempt),

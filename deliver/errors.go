@@ -69,7 +69,9 @@ var (
 // DeliveryError describes a failed, held, skipped or abandoned delivery. Its
 // Kind, not its message, says what happened.
 type DeliveryError struct {
-	Kind  Kind
+	// Kind says what happened: match it, or errors.Is with a sentinel.
+	Kind Kind
+	// Inbox is the destination.
 	Inbox string
 	// StatusCode is the inbox's HTTP status, or 0 when no response came.
 	StatusCode int
@@ -81,6 +83,8 @@ type DeliveryError struct {
 	Err error
 }
 
+// Error describes the failure. The inbox's response body is never part of
+// it: a remote server controls that.
 func (e *DeliveryError) Error() string {
 	s := "deliver: " + e.Kind.String() + " delivery to " + strconv.Quote(e.Inbox)
 	if e.StatusCode != 0 {

@@ -250,3 +250,41 @@ func ExampleGatewayInboxes() {
 	fmt.Println(urls[0])
 	// Output: https://gw.example/.well-known/apgateway/did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2/actor/inbox
 }
+
+func ExampleMastodonPermanent() {
+	// Mastodon retries a 401 (unless the sender is gone) and gives up on 501.
+	for _, status := range []int{401, 410, 429, 501, 503} {
+		fmt.Println(status, deliver.MastodonPermanent(status))
+	}
+	// Output:
+	// 401 false
+	// 410 true
+	// 429 false
+	// 501 true
+	// 503 false
+}
+
+func ExampleHostLimiter_Acquire() {
+	l := deliver.NewHostLimiter(1)
+	release, err := l.Acquire(context.Background(), "b.example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, ok := l.TryAcquire("b.example") // the host's one slot is taken
+	fmt.Println(l.InFlight("b.example"), ok)
+	release()
+	fmt.Println(l.InFlight("b.example"))
+	// Output:
+	// 1 false
+	// 0
+}
+
+func ExampleCachingSenderKeys_Forget() {
+	keys := deliver.NewCachingSenderKeys(appKeys{}, &deliver.CachingConfig{TTL: time.Hour})
+	ctx := context.Background()
+	_, _ = keys.Key(ctx, "https://a.example/users/alice#main-key")
+	keys.Forget("https://a.example/users/alice#main-key") // rotated: load the new key next time
+	_, _ = keys.Key(ctx, "https://a.example/users/alice#main-key")
+	fmt.Println(keys.Loads())
+	// Output: 2
+}

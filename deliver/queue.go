@@ -95,7 +95,9 @@ func (j *Job) Ref() JobRef { return JobRef{ID: j.ID, Token: j.Token} }
 
 // JobRef names one claim of a job.
 type JobRef struct {
-	ID    int64
+	// ID is the job's Job.ID.
+	ID int64
+	// Token is the claim's Job.Token.
 	Token int64
 }
 
@@ -171,9 +173,12 @@ func (s BatchStatus) Done() bool { return s.Pending == 0 }
 // DropFilter selects jobs for Queue.Drop: every non-empty field must match,
 // and at least one must be set.
 type DropFilter struct {
+	// ActivityID selects one activity's deliveries, such as an undone post's.
 	ActivityID string
-	ActorID    string
-	Tag        string
+	// ActorID selects one sender's deliveries, such as a deleted account's.
+	ActorID string
+	// Tag selects one batch's deliveries.
+	Tag string
 }
 
 // IsZero reports whether no field is set.

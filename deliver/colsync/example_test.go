@@ -57,3 +57,14 @@ func ExampleHeader_String() {
 	fmt.Println(h)
 	// Output: collectionId="https://a.example/users/alice/followers", digest="bc0dbf714059b04d21a5303920e31f9906dcb0526cfe03bcb27915320218393a", url="https://a.example/users/alice/followers_synchronization"
 }
+
+func ExampleFollowers_HeaderFor() {
+	f := colsync.Followers{
+		CollectionID: "https://a.example/users/alice/followers",
+		URL:          "https://a.example/users/alice/followers_synchronization",
+		IDs:          []string{"https://b.example/users/bob", "https://c.example/users/carol"},
+	}
+	h := f.HeaderFor("https://b.example") // only b.example's followers count
+	fmt.Println(h.Digest == colsync.Digest([]string{"https://b.example/users/bob"}))
+	// Output: true
+}
