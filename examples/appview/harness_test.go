@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,7 +119,26 @@ type harness struct {
 	res      *identity.HTTPResolver
 	clock    *clock
 	cfg      Config
+	logs     *logBuffer // the app's log
 	app      *app
+}
+
+// logBuffer collects log output from concurrent writers.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func setup(t *testing.T) *harness {
@@ -141,6 +161,7 @@ func setup(t *testing.T) *harness {
 	h := &harness{
 		t: t, ctx: ctx, connStr: cs, pool: pool, lockPool: lockPool,
 		db:    &spyDB{inner: pool},
+		logs:  &logBuffer{},
 		net:   identitytest.NewNetwork(t),
 		clock: &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)},
 		cfg: Config{
@@ -163,6 +184,7 @@ func (h *harness) newApp(db store.Querier) *app {
 	h.t.Helper()
 	a, err := newApp(appDeps{
 		Pool: h.pool, LockPool: h.lockPool, Resolver: h.res, DB: db, Now: h.clock.Now,
+		Logger:   slog.New(slog.NewTextHandler(h.logs, nil)),
 		LockWait: 300 * time.Millisecond, InlineRetryDelays: testRetryDelays,
 	}, h.cfg)
 	if err != nil {

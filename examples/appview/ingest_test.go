@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,5 +375,40 @@ func TestStaleTakedownCannotClear(t *testing.T) {
 	}
 	if a.AccountStatus != "" || a.AccountSeq != 41 {
 		t.Errorf("account status %q seq %d, want active at 41", a.AccountStatus, a.AccountSeq)
+	}
+}
+
+// TestPermanentEventsAreLoggedAndDropped: an event that can never succeed
+// is logged with its reason and dropped: no write, no redrive row.
+func TestPermanentEventsAreLoggedAndDropped(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	comm, bad := plcDID("comm"), plcDID("badrkey")
+	h.addCommunity(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(comm, "bare.test", bridgePDS) // refused by the community handle rule
+	h.addUser(bad, "bad.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(bad, "bad.lemmy.world.ap.bridge.test", bridgePDS)
+
+	h.handle(identityFrame(comm, 10))
+	h.handle(commitFrame(bad, "app.bsky.actor.profile", "other", "3laaa", "update", map[string]any{"displayName": "x"}))
+	for did, reason := range map[string]string{comm: "invalid-handle", bad: "bad-rkey"} {
+		if n, _, _, _ := h.redriveRows(did); n != 0 {
+			t.Errorf("%s: permanent event queued for redrive", did)
+		}
+		if !strings.Contains(h.logs.String(), `msg="ingest: dropping event" did=`+did) {
+			t.Errorf("%s: drop not logged", did)
+		}
+		if !strings.Contains(h.logs.String(), "reason="+reason) {
+			t.Errorf("%s: reason %s not logged", did, reason)
+		}
+	}
+	if t.Failed() {
+		t.Log(h.logs.String())
+	}
+	if got := h.actor(comm).Handle; got != "news.lemmy.world.ap.bridge.test" {
+		t.Errorf("community handle changed to %q", got)
+	}
+	if got := h.actor(bad).DisplayName; got != "" {
+		t.Errorf("profile with a bad rkey applied: %q", got)
 	}
 }
