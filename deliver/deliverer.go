@@ -724,13 +724,14 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 
 	var derr *DeliveryError
 	reachable := true // for the breaker: the host answered
+	record := !errors.Is(sendErr, errSign) && !unsent(sendErr)
 	switch {
 	case sendErr == nil && status >= 200 && status < 300:
 	case sendErr != nil:
 		kind := KindRetryable
 		if permanentSendError(sendErr) {
 			kind = KindPermanent
-		} else if !errors.Is(sendErr, errSign) {
+		} else {
 			reachable = false
 		}
 		derr = &DeliveryError{Kind: kind, Inbox: j.Inbox, StatusCode: status, Err: sendErr}
@@ -740,7 +741,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		reachable = false
 		derr = &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
 	}
-	if b := d.cfg.Breaker; b != nil && !errors.Is(sendErr, errSign) {
+	// Only the host's answer, or its silence, moves its breaker: not our own
+	// signing failure, nor the guard refusing to send.
+	if b := d.cfg.Breaker; b != nil && record {
 		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
 			d.log.Warn("deliver: breaker store failed", "light", light, "err", err)
 		}
@@ -781,11 +784,16 @@ func (d *Deliverer) permanent(ctx context.Context, keyID string, status int) boo
 	return gone
 }
 
+// unsent reports errors of the guard refusing a request before it was
+// sent: nothing about the host's health.
+func unsent(err error) bool {
+	return errors.Is(err, client.ErrBlocked) || errors.Is(err, client.ErrInvalidURL) || errors.Is(err, client.ErrHiddenService)
+}
+
 // permanentSendError reports errors that no retry can mend: the guard
 // refusing the address or URL, or a redirect, which a POST never follows.
 func permanentSendError(err error) bool {
-	return errors.Is(err, client.ErrBlocked) || errors.Is(err, client.ErrInvalidURL) ||
-		errors.Is(err, client.ErrRedirectNotFollowed) || errors.Is(err, client.ErrHiddenService)
+	return unsent(err) || errors.Is(err, client.ErrRedirectNotFollowed)
 }
 
 // failed reports an attempt that did not deliver and either settles the job

@@ -3,11 +3,15 @@ package deliver_test
 import (
 	"context"
 	"errors"
+	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 )
 
 func TestSenderKeyErrorRetried(t *testing.T) {
@@ -77,5 +81,59 @@ func TestNoSynchronizationHeaderWithoutFollowers(t *testing.T) {
 	b.runDue(t)
 	if got := ib.requests(); len(got) != 1 || got[0].Sync != "" {
 		t.Fatalf("requests %+v, want one without the header", got)
+	}
+}
+
+// recordingBreakers logs the outcomes recorded in a MemoryBreakerStore.
+type recordingBreakers struct {
+	deliver.MemoryBreakerStore
+	mu       sync.Mutex
+	recorded []bool
+}
+
+func (s *recordingBreakers) Record(ctx context.Context, light string, probe, ok bool, now time.Time, r deliver.BreakerRule) error {
+	s.mu.Lock()
+	s.recorded = append(s.recorded, ok)
+	s.mu.Unlock()
+	return s.MemoryBreakerStore.Record(ctx, light, probe, ok, now, r)
+}
+
+// privateResolver resolves every name to an address the guard refuses.
+type privateResolver struct{}
+
+func (privateResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
+}
+
+func TestGuardRefusalLeavesBreakerAlone(t *testing.T) {
+	t.Parallel()
+	store := &recordingBreakers{}
+	c, err := client.New(&client.Config{Resolver: privateResolver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &delivertest.Recorder{}
+	cfg := &deliver.Config{Breaker: &deliver.BreakerConfig{Store: store}}
+	rec.Install(cfg)
+	d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(context.Background(), testKeyID, activity("1"), []string{"https://rebound.example/inbox"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Refused for good, since the name resolves to a private address; the
+	// host never answered, so its breaker records neither a success nor a
+	// failure.
+	if f := rec.Failures(); len(f) != 1 || !errors.Is(f[0].Err, client.ErrBlocked) {
+		t.Fatalf("failures %+v, want one blocked refusal", f)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.recorded) != 0 {
+		t.Fatalf("breaker recorded %v for a request never sent", store.recorded)
 	}
 }
