@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/fedkit/fedkit/identity"
 )
 
 type reconcileRun struct {
@@ -34,9 +37,23 @@ func TestReconcileHandles(t *testing.T) {
 	h.net.Claim(fine, "fine.lemmy.world.ap.bridge.test", bridgePDS)
 	h.addCommunity(comm, "news.lemmy-world.bridge.test", bridgePDS)
 	h.net.Claim(comm, "news.lemmy.world.ap.bridge.test", bridgePDS)
-	// Not on a trusted host: never selected, even though it drifted.
-	h.addUser(foreign, "foreign.old.test", otherPDS)
-	h.net.Claim(foreign, "foreign.new.test", otherPDS)
+	// Not on a trusted host: never selected, even though it drifted and
+	// its handle looks bridged (the sweep selects by PDS, not by shape).
+	h.addUser(foreign, "foreign.lemmy-world.bridge.test", otherPDS)
+	h.net.Claim(foreign, "foreign.lemmy.world.ap.bridge.test", otherPDS)
+
+	// A cached identity (of a row the sweep does not select) shows whether
+	// identity_cache was emptied.
+	if _, err := h.app.cache.LookupDID(h.ctx, identity.DID(foreign)); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() bool {
+		_, err := h.app.cacheStore.Get(h.ctx, identity.DID(foreign))
+		if err != nil && !errors.Is(err, identity.ErrCacheMiss) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
 
 	// Contradictory flags are refused before anything runs.
 	if r := h.reconcile(false, "-trusted-hosts", bridgeHost, "-dry-run", "-clear-identity-cache"); r.code != exitUsage {
@@ -60,6 +77,9 @@ func TestReconcileHandles(t *testing.T) {
 	if got := h.actor(comm).Handle; got != "news.lemmy-world.bridge.test" {
 		t.Fatalf("dry run changed the community handle to %q", got)
 	}
+	if !cached() {
+		t.Fatal("dry run emptied identity_cache")
+	}
 
 	// A real run (with the cache cleared first) fixes the drift; exit 0.
 	r = h.reconcile(true, "-trusted-hosts", bridgeHost, "-clear-identity-cache", "-concurrency", "2")
@@ -78,8 +98,11 @@ func TestReconcileHandles(t *testing.T) {
 	if got := h.actor(comm).Handle; got != "news.lemmy.world.ap.bridge.test" {
 		t.Errorf("community handle = %q after the run", got)
 	}
-	if got := h.actor(foreign).Handle; got != "foreign.old.test" {
+	if got := h.actor(foreign).Handle; got != "foreign.lemmy-world.bridge.test" {
 		t.Errorf("row off the trusted hosts was touched: %q", got)
+	}
+	if cached() {
+		t.Error("-clear-identity-cache left identity_cache rows")
 	}
 
 	// Re-running is clean.
@@ -106,6 +129,10 @@ func TestReconcileClearsOriginOffTheBridge(t *testing.T) {
 	h.setOrigin(moved, "lemmy.world", "Moved", "https://lemmy.world/u/Moved", "lemmy")
 	// Its repository left the bridge; no event ever told us.
 	h.net.Claim(moved, "moved.lemmy.world.ap.bridge.test", otherPDS)
+	// A dry run reports and clears nothing.
+	if r := h.reconcile(false, "-trusted-hosts", bridgeHost, "-dry-run"); originOf(h.actor(moved))[0] != "lemmy.world" {
+		t.Fatalf("dry run cleared the origin (exit %d)\n%s", r.code, r.stdout)
+	}
 	r := h.reconcile(false, "-trusted-hosts", bridgeHost)
 	if !strings.Contains(r.stdout, "origin-cleared") {
 		t.Errorf("summary:\n%s", r.stdout)
