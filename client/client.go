@@ -233,11 +233,12 @@ func New(cfg *Config) (*Client, error) {
 		tlsCfg = c.cfg.TLSConfig.Clone()
 	}
 	tr := &http.Transport{
-		Proxy:                  nil, // an environment proxy would bypass the guard
-		DialContext:            c.dialContext,
-		TLSClientConfig:        tlsCfg,
-		TLSHandshakeTimeout:    c.cfg.TLSHandshakeTimeout,
-		ResponseHeaderTimeout:  c.cfg.ResponseHeaderTimeout,
+		Proxy:               nil, // an environment proxy would bypass the guard
+		DialContext:         c.dialContext,
+		TLSClientConfig:     tlsCfg,
+		TLSHandshakeTimeout: c.cfg.TLSHandshakeTimeout,
+		// ResponseHeaderTimeout is enforced by the request's own timer (see
+		// body.start), not by a second timer in the transport.
 		MaxResponseHeaderBytes: c.cfg.MaxResponseHeaderBytes,
 		DisableCompression:     c.cfg.DisableCompression,
 		MaxIdleConnsPerHost:    c.cfg.MaxIdleConnsPerHost,
@@ -353,7 +354,7 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 	// st carries the request's timer and becomes the response body, so the
 	// timer is released when the caller closes it.
 	st := &body{cancel: cancel}
-	st.timer = time.AfterFunc(c.cfg.Timeout, st.expire)
+	ctx = st.start(ctx, c.cfg.Timeout, c.cfg.ResponseHeaderTimeout)
 
 	// The caller's headers stay untouched: each hop starts from them and is
 	// signed afresh. They are copied only when this request changes them.
@@ -376,10 +377,12 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 	}
 	var visited map[string]bool // made at the first redirect
 	for hops := 0; ; hops++ {
+		st.sending()
 		resp, err := c.hc.Do(r)
 		if err != nil {
 			return st.fail(err)
 		}
+		st.headersIn()
 		loc := resp.Header.Get("Location")
 		if !isRedirect(resp.StatusCode) || loc == "" {
 			return c.finish(resp, opts, st)

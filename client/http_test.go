@@ -372,6 +372,21 @@ func TestTrickleHeaders(t *testing.T) {
 	}
 }
 
+func TestHeaderTimeoutEndsAtHeaders(t *testing.T) {
+	t.Parallel()
+	// The headers come at once, the body over about 300 ms, three times the
+	// header timeout: only the overall timeout bounds the body.
+	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n", strings.Repeat("z", 20), 15*time.Millisecond)
+	b := setup(t, &Config{AllowPrivate: loopback, ResponseHeaderTimeout: 100 * time.Millisecond})
+	resp, err := get(t, b.c, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := ReadAll(resp); err != nil || len(body) != 20 {
+		t.Fatalf("ReadAll read %d bytes, %v", len(body), err)
+	}
+}
+
 func TestTrickleBody(t *testing.T) {
 	t.Parallel()
 	url := trickle(t, "HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n", strings.Repeat("y", 200), 20*time.Millisecond)
