@@ -68,8 +68,8 @@ func rawSigns(key *rsa.PrivateKey, d time.Duration) (perSec, perCPUSec float64) 
 // which other processes' load disturbs less; cpu_share_ratio is how much of
 // the cores the process got while fanning out relative to while signing
 // (in each iteration sign_bound_ratio = sign_bound_ratio_cpu ×
-// cpu_share_ratio), which on an
-// overloaded machine falls below 1 for work that waits on I/O.
+// cpu_share_ratio), which on an overloaded machine falls below 1 for work
+// that waits on I/O.
 func BenchmarkFanout(b *testing.B) {
 	const inboxCount, hostCount = 10_000, 100
 	const signPhase = 2 * time.Second
