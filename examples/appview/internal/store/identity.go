@@ -24,13 +24,10 @@ var (
 // Identity returns the identity.Store view of s.
 func (s *Store) Identity() IdentityStore { return IdentityStore{s: s} }
 
-const subjectSelect = `SELECT 'user', did, handle, pds_url,
-		(COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> ''),
-		''
+// subjectSelect reads Subjects from both tables; %[1]s is the WHERE clause.
+var subjectSelect = `SELECT 'user', did, handle, pds_url, ` + hasOriginSQL(KindUser) + `, ''
 	FROM users WHERE %[1]s
-	UNION ALL SELECT 'community', did, handle, pds_url,
-		(COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> ''),
-		hosted_by_did
+	UNION ALL SELECT 'community', did, handle, pds_url, ` + hasOriginSQL(KindCommunity) + `, hosted_by_did
 	FROM communities WHERE %[1]s`
 
 func scanSubject(row pgx.Row) (identity.Subject, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -208,22 +209,36 @@ func (s *Store) advance(ctx context.Context, k Kind, col, did string, seq int64)
 	return tag.RowsAffected() == 1, nil
 }
 
+// originColumns are each table's origin columns (communities have no
+// origin_username).
+var originColumns = map[Kind][]string{
+	KindUser:      {"origin", "origin_username", "origin_url", "origin_software"},
+	KindCommunity: {"origin", "origin_url", "origin_software"},
+}
+
+// hasOriginSQL is a predicate true when any of k's origin columns holds a
+// value: a cleared (”) or untouched (NULL) column does not count.
+func hasOriginSQL(k Kind) string {
+	var parts []string
+	for _, c := range originColumns[k] {
+		parts = append(parts, "COALESCE("+c+", '') <> ''")
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
 // ClearOrigin writes "" to every origin column that is not already "" and
 // reports whether anything changed. "" (not NULL) makes the clear visible.
 func (s *Store) ClearOrigin(ctx context.Context, k Kind, did string) (bool, error) {
-	var sql string
-	switch k {
-	case KindUser:
-		sql = `UPDATE users SET origin = '', origin_username = '', origin_url = '', origin_software = '', updated_at = now()
-			WHERE did = $1 AND (COALESCE(origin, '') <> '' OR COALESCE(origin_username, '') <> ''
-			OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')`
-	case KindCommunity:
-		sql = `UPDATE communities SET origin = '', origin_url = '', origin_software = '', updated_at = now()
-			WHERE did = $1 AND (COALESCE(origin, '') <> '' OR COALESCE(origin_url, '') <> '' OR COALESCE(origin_software, '') <> '')`
-	default:
-		return false, fmt.Errorf("store: clear origin: no table for kind %q", k)
+	t, err := table(k)
+	if err != nil {
+		return false, err
 	}
-	tag, err := s.db.Exec(ctx, sql, did)
+	var set []string
+	for _, c := range originColumns[k] {
+		set = append(set, c+" = ''")
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET `+strings.Join(set, ", ")+`, updated_at = now()
+		WHERE did = $1 AND `+hasOriginSQL(k), did)
 	if err != nil {
 		return false, fmt.Errorf("store: clear origin: %w", err)
 	}
@@ -250,29 +265,23 @@ type Profile struct {
 // rev (TIDs sort as strings), so a redriven older record cannot overwrite a
 // newer one. It reports false when the rev was stale or the row is gone.
 func (s *Store) ApplyProfile(ctx context.Context, k Kind, did string, p Profile) (bool, error) {
-	var sql string
-	args := []any{did, p.Rev, p.DisplayName, p.Description, p.PDSURL, p.Origin.Origin, p.Origin.URL, p.Origin.Software}
-	switch k {
-	case KindUser:
-		sql = `UPDATE users SET profile_rev = $2, display_name = $3, description = $4,
-			pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
-			origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
-			origin_software = COALESCE($8, origin_software), origin_username = COALESCE($9, origin_username),
-			updated_at = now()
-			WHERE did = $1 AND profile_rev < $2`
-		args = append(args, p.Origin.Username)
-	case KindCommunity:
-		sql = `UPDATE communities SET profile_rev = $2, display_name = $3, description = $4,
-			pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
-			origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
-			origin_software = COALESCE($8, origin_software), hosted_by_did = COALESCE($9, hosted_by_did),
-			updated_at = now()
-			WHERE did = $1 AND profile_rev < $2`
-		args = append(args, p.HostedBy)
-	default:
-		return false, fmt.Errorf("store: apply profile: no table for kind %q", k)
+	t, err := table(k)
+	if err != nil {
+		return false, err
 	}
-	tag, err := s.db.Exec(ctx, sql, args...)
+	// The tables differ in one column: a user's origin_username, a
+	// community's hosted_by_did.
+	col, last := "origin_username", any(p.Origin.Username)
+	if k == KindCommunity {
+		col, last = "hosted_by_did", p.HostedBy
+	}
+	tag, err := s.db.Exec(ctx, `UPDATE `+t+` SET profile_rev = $2, display_name = $3, description = $4,
+		pds_url = CASE WHEN $5 = '' THEN pds_url ELSE $5 END,
+		origin = COALESCE($6, origin), origin_url = COALESCE($7, origin_url),
+		origin_software = COALESCE($8, origin_software), `+col+` = COALESCE($9, `+col+`),
+		updated_at = now()
+		WHERE did = $1 AND profile_rev < $2`,
+		did, p.Rev, p.DisplayName, p.Description, p.PDSURL, p.Origin.Origin, p.Origin.URL, p.Origin.Software, last)
 	if err != nil {
 		return false, fmt.Errorf("store: apply profile: %w", err)
 	}

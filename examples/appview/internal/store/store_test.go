@@ -81,29 +81,48 @@ func TestCursorNeverMovesBack(t *testing.T) {
 
 func TestClearOriginWritesEmptyNotNull(t *testing.T) {
 	t.Parallel()
-	s, ctx := setup(t)
-	if err := s.InsertUser(ctx, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", "a.bridge.test", "https://pds.bridge.test"); err != nil {
-		t.Fatal(err)
-	}
-	// Untouched columns are NULL and there is nothing to clear.
-	if changed, err := s.ClearOrigin(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"); err != nil || changed {
-		t.Fatalf("clear of untouched row changed=%v err=%v", changed, err)
-	}
-	o, u := "lemmy.world", "alice"
-	if _, err := s.ApplyProfile(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", Profile{Rev: "1", Origin: Origin{Origin: &o, Username: &u}}); err != nil {
-		t.Fatal(err)
-	}
-	if changed, err := s.ClearOrigin(ctx, KindUser, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"); err != nil || !changed {
-		t.Fatalf("clear changed=%v err=%v", changed, err)
-	}
-	a, err := s.ActorByDID(ctx, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, p := range map[string]*string{"origin": a.Origin.Origin, "username": a.Origin.Username, "url": a.Origin.URL, "software": a.Origin.Software} {
-		if p == nil || *p != "" {
-			t.Errorf("%s = %v, want \"\" (a visible clear)", name, p)
-		}
+	const did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"
+	for _, k := range []Kind{KindUser, KindCommunity} {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			s, ctx := setup(t)
+			var err error
+			if k == KindUser {
+				err = s.InsertUser(ctx, did, "a.bridge.test", "https://pds.bridge.test")
+			} else {
+				err = s.InsertCommunity(ctx, did, "c.bridge.test", "c", "https://pds.bridge.test")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Untouched columns are NULL and there is nothing to clear.
+			if changed, err := s.ClearOrigin(ctx, k, did); err != nil || changed {
+				t.Fatalf("clear of untouched row changed=%v err=%v", changed, err)
+			}
+			o, u, sw := "lemmy.world", "alice", "lemmy"
+			if _, err := s.ApplyProfile(ctx, k, did, Profile{Rev: "1", Origin: Origin{Origin: &o, Username: &u, Software: &sw}}); err != nil {
+				t.Fatal(err)
+			}
+			if changed, err := s.ClearOrigin(ctx, k, did); err != nil || !changed {
+				t.Fatalf("clear changed=%v err=%v", changed, err)
+			}
+			if changed, _ := s.ClearOrigin(ctx, k, did); changed {
+				t.Fatal("a second clear reported a change")
+			}
+			a, err := s.ActorByDID(ctx, did)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols := map[string]*string{"origin": a.Origin.Origin, "url": a.Origin.URL, "software": a.Origin.Software}
+			if k == KindUser {
+				cols["username"] = a.Origin.Username
+			}
+			for name, p := range cols {
+				if p == nil || *p != "" {
+					t.Errorf("%s = %v, want \"\" (a visible clear)", name, p)
+				}
+			}
+		})
 	}
 }
 
