@@ -98,9 +98,20 @@ func TestSubscribeURL(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{}, {"frobnicate"}} {
-		if code := runEnv(t.Context(), args, env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}); code != exitUsage {
-			t.Errorf("%v: exit %d", args, code)
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{nil, exitUsage},
+		{[]string{"frobnicate"}, exitUsage},
+		{[]string{"serve"}, exitUsage}, // no DATABASE_URL
+		{[]string{"help"}, exitOK},
+		{[]string{"serve", "-h"}, exitOK},
+		{[]string{"reconcile-handles", "-h"}, exitOK},
+		{[]string{"migrate", "-no-such-flag"}, exitUsage},
+	} {
+		if code := runEnv(t.Context(), tt.args, env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}); code != tt.want {
+			t.Errorf("%v: exit %d, want %d", tt.args, code, tt.want)
 		}
 	}
 }

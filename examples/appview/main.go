@@ -78,6 +78,16 @@ func runEnv(ctx context.Context, args []string, e env) int {
 	return exitUsage
 }
 
+// configError reports a configuration error and returns the exit status:
+// 0 after -h (the flag package printed the usage), 64 otherwise.
+func configError(e env, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, "appview:", err)
+	return exitUsage
+}
+
 func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
@@ -117,8 +127,7 @@ func cmdMigrate(ctx context.Context, args []string, e env) int {
 	fs.SetOutput(e.stderr)
 	cfg, err := loadConfig(fs, args, e.getenv)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "appview:", err)
-		return exitUsage
+		return configError(e, err)
 	}
 	pool, err := openPool(ctx, cfg.DatabaseURL, 2)
 	if err != nil {
@@ -144,8 +153,7 @@ func cmdServe(ctx context.Context, args []string, e env) int {
 	fs.SetOutput(e.stderr)
 	cfg, err := loadConfig(fs, args, e.getenv)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "appview:", err)
-		return exitUsage
+		return configError(e, err)
 	}
 	log := newLogger(e.stderr)
 	if err := serve(ctx, cfg, e, log); err != nil {

@@ -45,8 +45,7 @@ func cmdReconcile(ctx context.Context, args []string, e env) int {
 	fs.Float64Var(&rf.rate, "rate", RateDefault, "resolutions per second per host (PLC counts as one host); 0 = unlimited")
 	cfg, err := loadConfig(fs, args, e.getenv)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "appview:", err)
-		return exitUsage
+		return configError(e, err)
 	}
 	if rf.dryRun && rf.clearCache {
 		fmt.Fprintln(e.stderr, "appview: -clear-identity-cache cannot be combined with -dry-run")
