@@ -23,8 +23,10 @@ type Migration struct {
 }
 
 // Migrations returns the embedded migrations in version order. File names
-// are NNNN_name.sql; a malformed name is a build-time mistake, so it panics
-// in tests rather than being skipped silently.
+// are NNNN_name.sql; a malformed name or a repeated version is an error,
+// never skipped silently (TestMigrationsAreVersioned catches it). The
+// identity cache table is not here: it belongs to identity/pgstore, whose
+// Migrate the command runs after this one.
 func Migrations() ([]Migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
