@@ -194,6 +194,9 @@ type DoOpts struct {
 
 // Client is the guarded HTTP client. It is safe for concurrent use.
 type Client struct {
+	// tr is the one connection pool; hc wraps it for the rare request
+	// roundTrip leaves to http.Client.
+	tr    *http.Transport
 	hc    *http.Client
 	cfg   Config
 	guard guard
@@ -247,6 +250,7 @@ func New(cfg *Config) (*Client, error) {
 		ExpectContinueTimeout:  time.Second,
 		ForceAttemptHTTP2:      true,
 	}
+	c.tr = tr
 	c.hc = &http.Client{
 		Transport: tr,
 		// The client follows redirects itself, checking and re-signing.
@@ -378,7 +382,7 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 	var visited map[string]bool // made at the first redirect
 	for hops := 0; ; hops++ {
 		st.sending()
-		resp, err := c.hc.Do(r)
+		resp, err := c.roundTrip(r)
 		if err != nil {
 			return st.fail(err)
 		}
@@ -420,6 +424,40 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 			}
 		}
 	}
+}
+
+// roundTrip sends one request of an exchange, without following redirects.
+// It calls the pooled transport directly: the client follows redirects
+// itself, so http.Client's per-request redirect bookkeeping (a copy of the
+// headers, a closure, a slice) would be pure cost. Errors come wrapped in
+// *url.Error as http.Client wraps them.
+func (c *Client) roundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.User != nil {
+		// http.Client turns credentials in the URL into Basic auth; leave
+		// that rare case to it rather than copy the rule.
+		return c.hc.Do(r)
+	}
+	if r.RequestURI != "" {
+		closeBody(r)
+		return nil, &url.Error{Op: urlErrorOp(r.Method), URL: r.URL.String(), Err: errors.New("http: Request.RequestURI can't be set in client requests")}
+	}
+	resp, err := c.tr.RoundTrip(r)
+	if err != nil {
+		// As http.Client does: an https request answered in plain HTTP.
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, &url.Error{Op: urlErrorOp(r.Method), URL: r.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+// urlErrorOp is http.Client's Op for a *url.Error: "Get" for GET.
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
 }
 
 // hop builds the request for one redirect hop from the caller's headers.

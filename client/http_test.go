@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -543,4 +544,44 @@ func TestSignError(t *testing.T) {
 	if !errors.Is(err, boom) || ch.count("GET /hop/0") != 0 {
 		t.Fatalf("Do = %v, hop sent %d times; want the signing error and no unsigned hop", err, ch.count("GET /hop/0"))
 	}
+}
+
+func TestRequestShapeAsHTTPClient(t *testing.T) {
+	t.Parallel()
+	srv := server(t, func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		io.WriteString(w, user+":"+pass)
+	})
+	b := setup(t, &Config{AllowPrivate: loopback})
+	t.Run("URL credentials become Basic auth", func(t *testing.T) {
+		u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1)
+		resp, err := get(t, b.c, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := ReadAll(resp); string(body) != "alice:s3cret" {
+			t.Errorf("server saw %q", body)
+		}
+	})
+	t.Run("RequestURI refused", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+		req.RequestURI = "/"
+		var ue *url.Error
+		if _, err := b.c.Do(req); !errors.As(err, &ue) {
+			t.Errorf("Do = %v, want a *url.Error", err)
+		}
+	})
+	t.Run("transport errors are url errors", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		var ue *url.Error
+		_, err = get(t, b.c, "http://"+addr+"/x")
+		if !errors.As(err, &ue) || ue.Op != "Get" || ue.URL != "http://"+addr+"/x" {
+			t.Errorf("Do = %#v, want *url.Error{Op: Get}", err)
+		}
+	})
 }
