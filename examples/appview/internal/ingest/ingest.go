@@ -226,12 +226,20 @@ func (in *Ingester) Handle(ctx context.Context, f jetstream.Frame) error {
 		// Shutting down: leave the event before the cursor, to be replayed.
 		return ctx.Err()
 	}
-	delay := in.cfg.RedriveInterval
-	if out == Busy {
-		delay = in.cfg.BusyDelay
-	}
 	in.log.Info("ingest: event queued for redrive", "did", f.DID, "kind", f.Kind, "time_us", f.TimeUS, "outcome", out.String(), "reason", Code(err))
-	return in.d.Store.Enqueue(ctx, f.DID, f.TimeUS, f.Kind, f.Raw, 0, in.cfg.Now().Add(delay), Code(err))
+	return in.d.Store.Enqueue(ctx, f.DID, f.TimeUS, f.Kind, f.Raw, 0, in.cfg.Now().Add(in.retryDelay(out, err)), Code(err))
+}
+
+// retryDelay is how long an event to be redriven waits. A busy lock is
+// soon free: BusyDelay. Anything else waits RedriveInterval, a live
+// debounce included: it lasts the identity negative TTL, which outlasts
+// BusyDelay, and only RedriveInterval is held above it (spec 3.4: each
+// redrive must reach the network).
+func (in *Ingester) retryDelay(out Outcome, err error) time.Duration {
+	if out == Busy && Code(err) != identity.ReasonDebounced {
+		return in.cfg.BusyDelay
+	}
+	return in.cfg.RedriveInterval
 }
 
 // processRetrying is Process with the in-line retries of a transient

@@ -51,3 +51,25 @@ func TestInlineRetryDelaysDefault(t *testing.T) {
 		t.Fatalf("InlineRetryDelaysDefault() = %v, want %v", got, want)
 	}
 }
+
+func TestRetryDelay(t *testing.T) {
+	t.Parallel()
+	in := &Ingester{cfg: Config{RedriveInterval: 5 * time.Minute, BusyDelay: 30 * time.Second}}
+	tests := []struct {
+		name string
+		err  error
+		want time.Duration
+	}{
+		{"busy lock comes back soon", &identity.RefreshError{Class: identity.ClassBusy, Deferred: true, Reason: identity.ReasonLockBusy}, 30 * time.Second},
+		{"live debounce waits past the negative TTL", &identity.RefreshError{Class: identity.ClassUnresolved, Deferred: true, Reason: identity.ReasonDebounced}, 5 * time.Minute},
+		{"unresolved", &identity.RefreshError{Class: identity.ClassUnresolved, Reason: identity.ReasonResolveFailed}, 5 * time.Minute},
+		{"transient", transient(identity.ReasonStoreFailed, errors.New("conn")), 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := in.retryDelay(Classify(tt.err), tt.err); got != tt.want {
+				t.Errorf("retryDelay = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -66,15 +66,11 @@ func (in *Ingester) redriveRow(ctx context.Context, r store.RedriveRow) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // the claim lease expires and the row comes back
 	}
-	delay := in.cfg.RedriveInterval
-	if out == Busy {
-		delay = in.cfg.BusyDelay
-	}
 	budget := in.cfg.UnresolvedAttempts
 	if out == Transient {
 		budget = in.cfg.TransientAttempts
 	}
-	dead, err := in.d.Store.Reschedule(ctx, r.ID, in.cfg.Now().Add(delay), Code(perr), out != Busy, budget)
+	dead, err := in.d.Store.Reschedule(ctx, r.ID, in.cfg.Now().Add(in.retryDelay(out, perr)), Code(perr), out != Busy, budget)
 	if err != nil {
 		return err
 	}
