@@ -42,12 +42,19 @@ func TestDeliveredSignedAndSettled(t *testing.T) {
 		if r.Body != string(activity("1")) {
 			t.Errorf("body %q", r.Body)
 		}
+		if r.ContentType != deliver.ContentTypeDefault {
+			t.Errorf("Content-Type %q, want %q as Mastodon sends", r.ContentType, deliver.ContentTypeDefault)
+		}
 	}
 	st, _ := b.d.Status(context.Background(), "t1")
 	if st != (deliver.BatchStatus{Delivered: 2}) {
 		t.Fatalf("status %+v, want 2 delivered", st)
 	}
-	for _, s := range b.rec.Settled() {
+	settled := b.rec.Settled()
+	if len(settled) != 2 {
+		t.Fatalf("%d settlements, want 2", len(settled))
+	}
+	for _, s := range settled {
 		if s.Result != deliver.ResultDelivered || s.Tag != "t1" || s.Err != nil || s.Attempts != 1 {
 			t.Errorf("settlement %+v", s)
 		}

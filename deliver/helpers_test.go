@@ -114,6 +114,7 @@ func (r resolver) ResolveKey(ctx context.Context, id sig.KeyID) (*sig.Key, error
 // received is one request an inbox got.
 type received struct {
 	Path, Date, Signature, Sync string
+	ContentType                 string
 	Scheme                      sig.Scheme
 	Body                        string
 	VerifyErr                   error
@@ -154,7 +155,7 @@ func newInbox(t *testing.T, clk *clock, respond func(r *http.Request, n int) (in
 		}
 		res, verr := v.Verify(r)
 		rec := received{Path: r.URL.Path, Date: r.Header.Get("Date"), Signature: r.Header.Get("Signature"),
-			Sync: r.Header.Get("Collection-Synchronization"), VerifyErr: verr}
+			Sync: r.Header.Get("Collection-Synchronization"), ContentType: r.Header.Get("Content-Type"), VerifyErr: verr}
 		if res != nil {
 			rec.Scheme = res.Scheme
 		}
