@@ -536,10 +536,14 @@ func TestHeldDeliveryCountsAsAttempt(t *testing.T) {
 	if len(bAtts) != 2 || bAtts[0].Outcome != deliver.AttemptHeld || bAtts[1].Number != 2 {
 		t.Fatalf("attempts to /b: %+v, want held then attempt 2", bAtts)
 	}
+	var bSettled []deliver.Settlement
 	for _, s := range b.rec.Settled() {
-		if strings.HasSuffix(s.Inbox, "/b") && (s.Result != deliver.ResultGaveUp || s.Attempts != 2) {
-			t.Fatalf("/b settled %+v, want given up after 2 attempts, one of them held", s)
+		if strings.HasSuffix(s.Inbox, "/b") {
+			bSettled = append(bSettled, s)
 		}
+	}
+	if len(bSettled) != 1 || bSettled[0].Result != deliver.ResultGaveUp || bSettled[0].Attempts != 2 {
+		t.Fatalf("/b settled %+v, want given up after 2 attempts, one of them held", bSettled)
 	}
 	for _, r := range ib.requests() {
 		if r.Path == "/b" {
