@@ -67,9 +67,9 @@ func portableParts(s string) (did, rest string, ok bool) {
 }
 
 // SendPortable queues activity for portable actors' inboxes (FEP-ef61),
-// delivered to each inbox through every one of its actor's gateways, as
-// FEP-ef61 asks. It is SendBatch over the gateway URLs GatewayInboxes
-// gives: one send, one job per gateway URL (duplicates removed), each
+// delivered to each inbox through every one of its actor's gateways, since
+// each gateway serves the actor's inbox and one being down must not lose the
+// activity. It is SendBatch over the gateway URLs GatewayInboxes gives: one send, one job per gateway URL (duplicates removed), each
 // signed, retried, held and limited by its gateway's host like any inbox.
 // Give the activity its integrity proof (sig's eddsa-jcs-2022 proofs) before
 // sending: a gateway trusts a portable object only with one. It returns
