@@ -3,6 +3,7 @@ package redisbreaker_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,5 +136,65 @@ func TestRedisDownIsErrRedis(t *testing.T) {
 	err = s.Record(context.Background(), "b.example", false, false, time.Now(), rule)
 	if !errors.Is(err, redisbreaker.ErrRedis) {
 		t.Fatalf("Record with Redis down: %v, want ErrRedis", err)
+	}
+}
+
+// A probe reported after its replacement closed the light is old news:
+// its failure neither reopens the light nor counts toward the threshold.
+func TestStaleProbeIgnored(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	open(t, s, "b.example", now)
+	lost := now.Add(rule.CoolOff)
+	replaced := lost.Add(rule.CoolOff)
+	for _, at := range []time.Time{lost, replaced} {
+		if adm, err := s.Admit(ctx, "b.example", at, rule); err != nil || !adm.Probe {
+			t.Fatalf("Admit at %v: %+v, %v; want a probe", at, adm, err)
+		}
+	}
+	if err := s.Record(ctx, "b.example", true, true, replaced, rule); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, "b.example", true, false, replaced.Add(time.Second), rule); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.Light(ctx, "b.example"); err != nil || l != (redisbreaker.Light{Name: "b.example"}) {
+		t.Fatalf("after the lost probe's late failure: %+v, %v; want closed with nothing stored", l, err)
+	}
+}
+
+// Failures recorded at once from two clients are each counted, and the
+// light opens exactly when the count reaches the threshold.
+func TestFailureCountingAcrossClients(t *testing.T) {
+	ca, prefix := redistest.Client(t)
+	cb := redis.NewClient(redistest.Options(t))
+	t.Cleanup(func() { cb.Close() })
+	stores := []*redisbreaker.Store{
+		redisbreaker.New(ca, &redisbreaker.Config{KeyPrefix: prefix}),
+		redisbreaker.New(cb, &redisbreaker.Config{KeyPrefix: prefix}),
+	}
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	r := deliver.BreakerRule{Threshold: 40, CoolOff: time.Minute}
+	var wg sync.WaitGroup
+	for i := range 39 {
+		wg.Go(func() {
+			if err := stores[i%2].Record(ctx, "b.example", false, false, now, r); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	l, err := stores[0].Light(ctx, "b.example")
+	if err != nil || l.Failures != 39 || l.Color(now) != redisbreaker.Green {
+		t.Fatalf("after 39 concurrent failures: %+v, %v; want 39 counted, still green", l, err)
+	}
+	if err := stores[1].Record(ctx, "b.example", false, false, now, r); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := stores[0].Light(ctx, "b.example"); err != nil || l.Color(now) != redisbreaker.Red {
+		t.Fatalf("after the 40th: %+v, %v; want red", l, err)
 	}
 }
