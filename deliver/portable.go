@@ -60,10 +60,34 @@ func portableParts(s string) (did, rest string, ok bool) {
 		rest = rest[:i]
 	}
 	did, err := url.PathUnescape(authority)
-	if err != nil || !strings.HasPrefix(did, "did:") || len(did) == len("did:") || strings.ContainsAny(did, "/?#@") {
+	if err != nil || !validDID(did) {
+		return "", "", false
+	}
+	if u, err := url.Parse("http://x" + rest); err != nil || u.Host != "x" {
 		return "", "", false
 	}
 	return did, rest, true
+}
+
+// validDID checks did against the DID syntax (did:method:id, W3C DID Core
+// 3.1), with percent-encodings already decoded, so it can stand in a path.
+func validDID(did string) bool {
+	rest, ok := strings.CutPrefix(did, "did:")
+	method, id, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || method == "" || id == "" || strings.HasSuffix(id, ":") {
+		return false
+	}
+	for _, c := range method {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	for _, c := range id {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && !strings.ContainsRune(".-_:", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // SendPortable queues activity for portable actors' inboxes (FEP-ef61),

@@ -3,6 +3,7 @@ package deliver_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,12 @@ func TestGatewayInboxes(t *testing.T) {
 		{"NotADID", "ap://social.example/inbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
 		{"EmptyDID", "ap://did:/inbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
 		{"BadEscape", "ap://did%zz/inbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
+		{"ControlCharInDID", "ap://did:\x05", []string{"http://0"}, nil, deliver.ErrNotPortable},
+		{"NoMethodSpecificID", "ap://did:key:/inbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
+		{"UppercaseMethod", "ap://did:KEY:z6Mk/inbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
+		{"ControlCharInPath", "ap://" + testDID + "/in\nbox", []string{"https://gw.example"}, nil, deliver.ErrNotPortable},
+		{"DIDWeb", "ap://did:web:a.example/inbox", []string{"https://gw.example"},
+			[]string{"https://gw.example/.well-known/apgateway/did:web:a.example/inbox"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := deliver.GatewayInboxes(tc.inbox, tc.gateways)
@@ -101,4 +108,30 @@ func TestSendPortableRefusals(t *testing.T) {
 	if !errors.Is(err, deliver.ErrNoInboxes) {
 		t.Fatalf("no gateways: %v, want ErrNoInboxes", err)
 	}
+}
+
+func FuzzGatewayInboxes(f *testing.F) {
+	f.Add("ap://"+testDID+"/actor/inbox", "https://gw.example")
+	f.Add("ap://did%3Akey%3Az6Mk/inbox?x=1#f", "http://gw.example:8080/")
+	f.Add("ap://did:/inbox", "https://gw.example")
+	f.Add("ap://did:web:a.example%2Fx/inbox", "https://gw.example/path")
+	f.Fuzz(func(t *testing.T, inbox, gateway string) {
+		got, err := deliver.GatewayInboxes(inbox, []string{gateway})
+		if err != nil {
+			if !errors.Is(err, deliver.ErrNotPortable) || got != nil {
+				t.Fatalf("GatewayInboxes = %q, %v", got, err)
+			}
+			return
+		}
+		if len(got) > 1 {
+			t.Fatalf("%d URLs from one gateway", len(got))
+		}
+		for _, u := range got {
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" ||
+				!strings.HasPrefix(p.Path, "/.well-known/apgateway/did:") || p.Fragment != "" {
+				t.Fatalf("gateway URL %q (%v)", u, err)
+			}
+		}
+	})
 }
