@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"strconv"
@@ -157,17 +158,19 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.flushLoop(laneCtx)
 	}()
 
-	lastSeen := cursor
+	// Which events at the stored cursor were handled is not recorded: the
+	// cursor only passes a time_us once every event read at it is handled.
+	pos := &position{timeUS: cursor, all: cursor > 0}
 	backoff := c.cfg.BackoffMin
 	for ctx.Err() == nil {
-		got, err := c.session(ctx, &lastSeen)
+		got, err := c.session(ctx, pos)
 		if ctx.Err() != nil {
 			break
 		}
 		if got {
 			backoff = c.cfg.BackoffMin
 		}
-		c.log.Warn("jetstream: disconnected", "err", err, "cursor", lastSeen, "retry_in", backoff)
+		c.log.Warn("jetstream: disconnected", "err", err, "cursor", pos.timeUS, "retry_in", backoff)
 		if !sleep(ctx, jitter(backoff)) {
 			break
 		}
@@ -182,13 +185,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// session dials once and reads until the connection fails. It reports
-// whether any frame arrived (to reset the backoff).
-func (c *Consumer) session(ctx context.Context, lastSeen *int64) (bool, error) {
+// session dials once, from the last time_us read, and reads until the
+// connection fails. It reports whether any frame arrived (to reset the
+// backoff).
+func (c *Consumer) session(ctx context.Context, pos *position) (bool, error) {
 	u, _ := url.Parse(c.cfg.URL)
 	q := u.Query()
-	if *lastSeen > 0 {
-		q.Set("cursor", strconv.FormatInt(*lastSeen, 10))
+	if pos.timeUS > 0 {
+		q.Set("cursor", strconv.FormatInt(pos.timeUS, 10))
 	} else {
 		q.Del("cursor")
 	}
@@ -201,7 +205,7 @@ func (c *Consumer) session(ctx context.Context, lastSeen *int64) (bool, error) {
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(maxFrameBytes)
-	c.log.Info("jetstream: connected", "cursor", *lastSeen)
+	c.log.Info("jetstream: connected", "cursor", pos.timeUS)
 	got := false
 	for {
 		_, b, err := conn.Read(ctx)
@@ -210,18 +214,17 @@ func (c *Consumer) session(ctx context.Context, lastSeen *int64) (bool, error) {
 		}
 		got = true
 		f, err := Parse(b)
-		if f.TimeUS > 0 && f.TimeUS <= *lastSeen {
-			continue // a replay of something already taken
+		if pos.taken(f) {
+			continue // a replay of something already read
 		}
+		pos.take(f)
 		if err != nil {
 			c.log.Warn("jetstream: dropping malformed frame", "err", err, "time_us", f.TimeUS)
 			if f.TimeUS > 0 {
-				*lastSeen = f.TimeUS
 				c.track.finish(c.track.add(f.TimeUS))
 			}
 			continue
 		}
-		*lastSeen = f.TimeUS
 		e := c.track.add(f.TimeUS)
 		fr := f
 		j := job{fn: func(lctx context.Context) {
@@ -235,6 +238,58 @@ func (c *Consumer) session(ctx context.Context, lastSeen *int64) (bool, error) {
 			return got, ctx.Err()
 		}
 	}
+}
+
+// position is how far the stream has been read: the last time_us, and
+// which events at it were read. Jetstream stamps time_us from its clock,
+// so events can share one, and it replays from a cursor inclusively: a
+// reconnect skips exactly the events already read, not every event that
+// shares the microsecond.
+type position struct {
+	timeUS int64
+	keys   map[string]bool // events read at timeUS
+	all    bool            // every event at timeUS counts as read (a stored cursor)
+}
+
+// taken reports whether f was already read. A frame without a time_us
+// cannot be placed and is never a replay.
+func (p *position) taken(f Frame) bool {
+	switch {
+	case f.TimeUS <= 0 || f.TimeUS > p.timeUS:
+		return false
+	case f.TimeUS < p.timeUS:
+		return true
+	}
+	return p.all || p.keys[eventKey(f)]
+}
+
+func (p *position) take(f Frame) {
+	if f.TimeUS <= 0 {
+		return
+	}
+	if f.TimeUS > p.timeUS {
+		p.timeUS, p.all = f.TimeUS, false
+		clear(p.keys)
+	}
+	if p.keys == nil {
+		p.keys = map[string]bool{}
+	}
+	p.keys[eventKey(f)] = true
+}
+
+// eventKey names an event among those sharing its time_us: its DID, kind
+// and upstream position (the relay seq, or the commit's rev and record).
+// A frame that did not parse far enough is named by its bytes.
+func eventKey(f Frame) string {
+	switch {
+	case f.Identity != nil:
+		return f.DID + " identity " + strconv.FormatInt(f.Identity.Seq, 10)
+	case f.Account != nil:
+		return f.DID + " account " + strconv.FormatInt(f.Account.Seq, 10)
+	case f.Commit != nil:
+		return f.DID + " commit " + f.Commit.Rev + " " + f.Commit.Operation + " " + f.Commit.Collection + "/" + f.Commit.RKey
+	}
+	return string(f.Raw)
 }
 
 // runWithRetry retries until the handler reports durable handling or the
@@ -344,13 +399,24 @@ func (t *tracker) finish(e *entry) {
 	e.done = true
 	n := 0
 	for n < len(t.queue) && t.queue[n].done {
-		t.watermark = t.queue[n].timeUS
-		t.dirty = true
 		n++
 	}
-	if n > 0 {
-		t.queue = append(t.queue[:0:0], t.queue[n:]...)
+	if n == 0 {
+		return
 	}
+	// The cursor means every event at or before it is handled, so it stops
+	// short of a time_us that an unfinished event shares with finished ones.
+	limit := int64(math.MaxInt64)
+	if n < len(t.queue) {
+		limit = t.queue[n].timeUS
+	}
+	for _, q := range t.queue[:n] {
+		if q.timeUS < limit && q.timeUS > t.watermark {
+			t.watermark = q.timeUS
+			t.dirty = true
+		}
+	}
+	t.queue = append(t.queue[:0:0], t.queue[n:]...)
 }
 
 func (t *tracker) mark() int64 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +218,52 @@ func TestOneDIDIsHandledInOrder(t *testing.T) {
 		if ts != int64(1+i) {
 			t.Fatalf("%s handled in order %v, want 1..20", did, rec.byDID[did])
 		}
+	}
+}
+
+// TestEventsSharingATimeUS: Jetstream stamps time_us from its clock, so
+// two events can share one. Neither is lost, in one session or across a
+// reconnect whose replay (inclusive of the cursor) repeats the first.
+func TestEventsSharingATimeUS(t *testing.T) {
+	t.Parallel()
+	for _, drop := range []int{-1, 1} {
+		t.Run(fmt.Sprintf("drop after %d", drop), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.fake.Append(identityFrame("did:plc:aaaa", 5, 1), identityFrame("did:plc:bbbb", 5, 1), identityFrame("did:plc:cccc", 6, 1))
+			if drop >= 0 {
+				b.fake.DropAfter(drop)
+			}
+			rec := newRecorder()
+			c, stop := start(t, b, rec.handle)
+			waitFor(t, "cursor", func() bool { return c.Cursor() == 6 })
+			stop()
+			want := map[string][]int64{"did:plc:aaaa": {5}, "did:plc:bbbb": {5}, "did:plc:cccc": {6}}
+			for did, ts := range want {
+				if got := rec.byDID[did]; !slices.Equal(got, ts) {
+					t.Errorf("%s handled at %v, want %v", did, got, ts)
+				}
+			}
+		})
+	}
+}
+
+// TestTrackerStopsShortOfASharedTimeUS: the cursor means every event at
+// or before it is handled, so a finished event does not carry it to a
+// time_us an unfinished one shares (a restart skips the cursor's events).
+func TestTrackerStopsShortOfASharedTimeUS(t *testing.T) {
+	t.Parallel()
+	var tr tracker
+	tr.init(3)
+	a, b, c := tr.add(5), tr.add(5), tr.add(6)
+	tr.finish(a)
+	tr.finish(c)
+	if got := tr.mark(); got != 3 {
+		t.Fatalf("mark = %d with an event at 5 unfinished, want 3", got)
+	}
+	tr.finish(b)
+	if got := tr.mark(); got != 6 {
+		t.Fatalf("mark = %d with everything finished, want 6", got)
 	}
 }
 
