@@ -12,86 +12,107 @@ import (
 )
 
 // body caps a response body and releases the request's context on Close.
-// It also holds the request's one timer: armed for Config.Timeout, cut to
-// Config.ResponseHeaderTimeout once a request is written and restored when its
-// headers are in. One runtime timer per request is cheaper than the
-// transport's own header timer on top of the overall one.
+// It also runs the request's one timer, for both Config.Timeout and
+// Config.ResponseHeaderTimeout: one runtime timer per request is cheaper than
+// the transport's own header timer on top of the overall one. The fast path
+// only records times; the timer is armed once, for the earlier of the two
+// timeouts, and its callback works out whether a deadline has passed or when
+// to look again.
 type body struct {
 	rc       io.ReadCloser
 	left     int64 // bytes still allowed; -1 means uncapped
 	limit    int64
 	err      error
 	cancel   context.CancelFunc
-	timer    *time.Timer // the request's overall timeout
+	timer    *time.Timer
 	timedOut atomic.Bool
 	closed   bool
 
-	deadline      time.Time     // of the overall timeout
-	headerTimeout time.Duration // Config.ResponseHeaderTimeout
+	begin         time.Time     // of the exchange; durations below count from it
+	overall       time.Duration // Config.Timeout
+	headerTimeout time.Duration // Config.ResponseHeaderTimeout; 0 = the overall timeout covers it
 	trace         httptrace.ClientTrace
-	mu            sync.Mutex // guards the fields below and header-phase Resets
-	awaiting      bool       // a request of this exchange awaits its headers
-	headerArmed   bool       // the timer runs the header timeout
+	awaiting      atomic.Bool  // a request of this exchange awaits its headers
+	wroteAt       atomic.Int64 // when that request was fully written; 0 = not yet
+	mu            sync.Mutex   // orders tick against stopTimer
+	stopped       bool         // the timer must not be re-armed
 }
 
-// start arms the timer for the overall timeout d and hooks the header
-// timeout into ctx.
-func (b *body) start(ctx context.Context, d, header time.Duration) context.Context {
-	b.deadline = time.Now().Add(d)
-	b.timer = time.AfterFunc(d, b.expire)
-	if header <= 0 || header >= d {
+// start arms the timer and hooks the header timeout into ctx.
+func (b *body) start(ctx context.Context, overall, header time.Duration) context.Context {
+	b.begin = time.Now()
+	b.overall = overall
+	if header <= 0 || header >= overall {
 		// The overall timeout fires first anyway.
+		b.timer = time.AfterFunc(overall, b.expire)
 		return ctx
 	}
 	b.headerTimeout = header
+	// No request is written before header has passed: the first look.
+	b.timer = time.AfterFunc(header, b.tick)
 	b.trace.WroteRequest = b.wroteRequest
 	return httptrace.WithClientTrace(ctx, &b.trace)
 }
 
 // sending marks the start of one round trip (the request or a redirect hop).
 func (b *body) sending() {
-	if b.headerTimeout == 0 {
-		return
+	if b.headerTimeout != 0 {
+		b.wroteAt.Store(0)
+		b.awaiting.Store(true)
 	}
-	b.mu.Lock()
-	b.awaiting = true
-	b.mu.Unlock()
 }
 
 // wroteRequest starts the header timeout, as http.Transport's
 // ResponseHeaderTimeout does: once the request is fully written. It runs on
 // the transport's writer goroutine.
 func (b *body) wroteRequest(info httptrace.WroteRequestInfo) {
-	if info.Err != nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	// A late call after the headers arrived must not cut the body short.
-	if !b.awaiting || b.headerArmed {
-		return
-	}
-	if time.Until(b.deadline) > b.headerTimeout {
-		b.headerArmed = true
-		b.timer.Reset(b.headerTimeout)
+	if info.Err == nil {
+		b.wroteAt.Store(int64(max(time.Since(b.begin), 1)))
 	}
 }
 
-// headersIn ends the header timeout: the timer goes back to the overall
-// deadline.
+// headersIn ends the header timeout of the current round trip.
 func (b *body) headersIn() {
-	if b.headerTimeout == 0 {
-		return
+	if b.headerTimeout != 0 {
+		b.awaiting.Store(false)
 	}
+}
+
+// tick is the timer's callback when a header timeout is configured: it
+// expires the request if the overall deadline or the current round trip's
+// header deadline has passed, and otherwise re-arms the timer for the next
+// one.
+func (b *body) tick() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.awaiting = false
-	if b.headerArmed {
-		b.headerArmed = false
-		// A timer that already fired has cancelled the request; re-arming it
-		// only cancels again.
-		b.timer.Reset(time.Until(b.deadline))
+	if b.stopped {
+		return
 	}
+	now := time.Since(b.begin)
+	next := b.overall
+	if b.awaiting.Load() {
+		if w := time.Duration(b.wroteAt.Load()); w == 0 {
+			// Still connecting or writing: look again one header timeout on.
+			next = min(next, now+b.headerTimeout)
+		} else {
+			next = min(next, w+b.headerTimeout)
+		}
+	}
+	if now >= next {
+		b.expire()
+		return
+	}
+	b.timer.Reset(next - now)
+}
+
+// stopTimer stops the timer for good; a running tick cannot re-arm it.
+func (b *body) stopTimer() {
+	if b.headerTimeout != 0 {
+		b.mu.Lock()
+		b.stopped = true
+		b.mu.Unlock()
+	}
+	b.timer.Stop()
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -144,11 +165,6 @@ func (b *body) fail(err error) (*http.Response, error) {
 
 // release stops the timer and cancels the request's context.
 func (b *body) release() {
-	if b.headerTimeout != 0 {
-		b.mu.Lock()
-		b.awaiting = false // a late wroteRequest must not re-arm the timer
-		b.mu.Unlock()
-	}
-	b.timer.Stop()
+	b.stopTimer()
 	b.cancel()
 }

@@ -487,7 +487,7 @@ func (c *Client) finish(resp *http.Response, opts *DoOpts, st *body) (*http.Resp
 	st.rc = resp.Body
 	if opts.Stream {
 		// The caller's context bounds a stream; the timer covered the headers.
-		st.timer.Stop()
+		st.stopTimer()
 		st.left = -1
 		resp.Body = st
 		return resp, nil
