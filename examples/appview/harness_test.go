@@ -245,8 +245,8 @@ func (h *harness) redriveRows(did string) (n, attempts int, code string, dead bo
 	return n, attempts, code, dead
 }
 
-// process runs one frame through the live path (Handle): applied, dropped
-// or queued for redrive.
+// handle runs one frame through the live path (Ingester.Handle): applied,
+// dropped or queued for redrive.
 func (h *harness) handle(frame []byte) {
 	h.t.Helper()
 	f, err := jetstream.Parse(frame)

@@ -1,10 +1,15 @@
 package xrpc
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fedkit/fedkit/examples/appview/internal/store"
 )
@@ -45,7 +50,16 @@ func TestRefusedBeforeAnyQuery(t *testing.T) {
 }
 
 func ExampleNew() {
-	var s *store.Store      // store.New(pool) in a real program
-	_ = http.ListenAndServe // http.ListenAndServe("127.0.0.1:8080", New(s, nil))
-	_ = New(s, nil)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://127.0.0.1:5432/appview")
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+	srv := &http.Server{
+		Addr:              "127.0.0.1:8080",
+		Handler:           New(store.New(pool), slog.Default()),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	_ = srv.ListenAndServe() // GET /xrpc/dev.fedkit.appview.actor.getProfile?actor=@alice@lemmy.world
 }
