@@ -40,6 +40,21 @@ func (r *recorder) handle(_ context.Context, f Frame) error {
 	return nil
 }
 
+// holdAt returns a handler that records events, holding the one at timeUS
+// until release is closed.
+func (r *recorder) holdAt(timeUS int64, release <-chan struct{}) Handler {
+	return func(ctx context.Context, f Frame) error {
+		if f.TimeUS == timeUS {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return r.handle(ctx, f)
+	}
+}
+
 func (r *recorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,16 +160,7 @@ func TestCursorHoldsBeforeUnfinishedEvent(t *testing.T) {
 	b := setup(t)
 	release := make(chan struct{})
 	rec := newRecorder()
-	h := func(ctx context.Context, f Frame) error {
-		if f.TimeUS == 10 {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return rec.handle(ctx, f)
-	}
+	h := rec.holdAt(10, release)
 	// Event 10 blocks on its lane; later events for other DIDs finish.
 	b.fake.Append(identityFrame("did:plc:slow", 10, 1))
 	for i := range 20 {
@@ -179,16 +185,7 @@ func TestOneDIDIsHandledInOrder(t *testing.T) {
 	const did = "did:plc:one"
 	release := make(chan struct{})
 	rec := newRecorder()
-	h := func(ctx context.Context, f Frame) error {
-		if f.TimeUS == 1 {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return rec.handle(ctx, f)
-	}
+	h := rec.holdAt(1, release)
 	for i := range 20 {
 		b.fake.Append(identityFrame(did, int64(1+i), int64(1+i)))
 	}
