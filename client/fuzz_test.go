@@ -90,3 +90,17 @@ func FuzzRefuses(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSplitHostPort holds the validator's one-pass split to url.URL's
+// Hostname and Port, which it replaces.
+func FuzzSplitHostPort(f *testing.F) {
+	for _, s := range []string{"h", "h:", "h:80", "[::1]", "[::1]:80", "[::1]:", "::1", "a:b", "[a]:x", ":80", "", "[]:1", "h:8a0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, hostPort string) {
+		u := &url.URL{Host: hostPort}
+		if h, p := splitHostPort(hostPort); h != u.Hostname() || p != u.Port() {
+			t.Fatalf("splitHostPort(%q) = %q, %q; url says %q, %q", hostPort, h, p, u.Hostname(), u.Port())
+		}
+	})
+}
