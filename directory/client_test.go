@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fedkit/fedkit/directory"
@@ -218,9 +219,14 @@ func TestTelemetry(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := &directory.CallOpts{Version: tc.v}
-			c.Register(ctx, dirO, opts)
-			c.Heartbeat(ctx, dirO, opts)
-			c.Unregister(ctx, dirO, opts)
+			for _, call := range []func(context.Context, string, *directory.CallOpts) (*directory.Result, error){c.Register, c.Heartbeat, c.Unregister} {
+				if _, err := call(ctx, dirO, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(cap.body) != 3 {
+				t.Fatalf("%d requests, want 3", len(cap.body))
+			}
 			for i, b := range cap.body {
 				has := strings.Contains(string(b), "telemetry")
 				if i == 2 && has {
@@ -272,6 +278,36 @@ func TestReconciliationIsClosed(t *testing.T) {
 			t.Fatalf("sequence %s", got)
 		}
 	})
+	// Exactly one register and one final heartbeat, even for failures that
+	// are retryable elsewhere and with the default three attempts.
+	for _, tc := range []struct {
+		name    string
+		replies []directorytest.Reply
+		want    string
+	}{
+		{"retryable register failure is not retried", []directorytest.Reply{
+			{StatusCode: 409, Code: directory.CodeRelayNotRegistered},
+			{StatusCode: 503, Code: directory.CodeInternalError}, {StatusCode: 503, Code: directory.CodeInternalError},
+		}, "heartbeat,register"},
+		{"retryable final heartbeat failure is not retried", []directorytest.Reply{
+			{StatusCode: 409, Code: directory.CodeRelayNotRegistered}, {},
+			{StatusCode: 500, Code: directory.CodeInternalError}, {StatusCode: 500, Code: directory.CodeInternalError},
+		}, "heartbeat,register,heartbeat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, nil, nil)
+				b.d.Enqueue(tc.replies...)
+				res, err := b.c.Heartbeat(ctx, b.d.Origin(), &directory.CallOpts{Version: directory.V1})
+				if directory.ClassOf(err) != directory.ClassRetryable || !res.Reconciled {
+					t.Fatalf("%+v %v", res, err)
+				}
+				if got := ops(b.d.Requests()); got != tc.want {
+					t.Fatalf("sequence %s, want %s", got, tc.want)
+				}
+			})
+		})
+	}
 	t.Run("register failure stops", func(t *testing.T) {
 		b := setup(t, &directorytest.Config{EnrollmentOpen: false}, nil)
 		_, err := b.c.Heartbeat(ctx, b.d.Origin(), &directory.CallOpts{Version: directory.V1})
