@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -261,6 +262,51 @@ func TestTrackerStopsShortOfASharedTimeUS(t *testing.T) {
 	tr.finish(b)
 	if got := tr.mark(); got != 6 {
 		t.Fatalf("mark = %d with everything finished, want 6", got)
+	}
+}
+
+// TestReconnectsAfterFailedDials: a Jetstream that refuses the upgrade is
+// redialled with backoff until it accepts; the event is then handled once.
+func TestReconnectsAfterFailedDials(t *testing.T) {
+	t.Parallel()
+	fake := NewFakeServer()
+	fake.Append(identityFrame("did:plc:aaaa", 5, 1))
+	var mu sync.Mutex
+	refused := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		refuse := refused < 3
+		if refuse {
+			refused++
+		}
+		mu.Unlock()
+		if refuse {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	b := bundle{fake: fake, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/subscribe", cursors: &MemoryCursors{}}
+	rec := newRecorder()
+	c, stop := start(t, b, rec.handle)
+	defer stop()
+	waitFor(t, "the event", func() bool { return c.Cursor() == 5 })
+	mu.Lock()
+	defer mu.Unlock()
+	if refused != 3 || rec.count() != 1 {
+		t.Fatalf("refused %d dials, handled %d events", refused, rec.count())
+	}
+}
+
+func TestJitter(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{0, 1, 2, time.Millisecond, 30 * time.Second} {
+		for range 100 {
+			if j := jitter(d); d > 1 && (j < d/2 || j >= d) || d <= 1 && j != d {
+				t.Fatalf("jitter(%s) = %s, want [%s, %s)", d, j, d/2, d)
+			}
+		}
 	}
 }
 
