@@ -180,24 +180,33 @@ func TestManualUnderLease(t *testing.T) {
 }
 
 // gatedStore holds Acquire while a gate is set, to pin the interleaving
-// "B saw the slot due, A served it, then B got the lease".
+// "B saw the slot due, A served it, then B got the lease". entered is
+// closed once a held Acquire has begun, so the test waits on an event, not
+// a sleep.
 type gatedStore struct {
 	directory.StateStore
-	mu   sync.Mutex
-	gate chan struct{}
+	mu      sync.Mutex
+	gate    chan struct{}
+	entered chan struct{}
 }
 
 func (g *gatedStore) Acquire(ctx context.Context, origin string, ttl time.Duration) (string, error) {
 	g.mu.Lock()
-	gate := g.gate
+	gate, entered := g.gate, g.entered
+	g.gate, g.entered = nil, nil // hold only the first Acquire
 	g.mu.Unlock()
 	if gate != nil {
+		close(entered)
 		<-gate
 	}
 	return g.StateStore.Acquire(ctx, origin, ttl)
 }
 
-func (g *gatedStore) set(c chan struct{}) { g.mu.Lock(); g.gate = c; g.mu.Unlock() }
+func (g *gatedStore) set(gate, entered chan struct{}) {
+	g.mu.Lock()
+	g.gate, g.entered = gate, entered
+	g.mu.Unlock()
+}
 
 func TestSchedulerRereadsUnderLease(t *testing.T) {
 	store, newStore, _ := redisStore(t)
@@ -212,12 +221,13 @@ func TestSchedulerRereadsUnderLease(t *testing.T) {
 	a.Tick(ctx) // startup register
 	b.Tick(ctx) // B's startup pulse was served by A after B started
 	clock.Advance(directory.HeartbeatInterval + directory.HeartbeatJitterMax + time.Minute)
-	gate := make(chan struct{})
-	gs.set(gate)
+	gate, entered := make(chan struct{}), make(chan struct{})
+	gs.set(gate, entered)
 	done := make(chan struct{})
 	go func() { b.Tick(ctx); close(done) }()
-	// B has loaded the record and waits for the lease; A serves the slot.
-	time.Sleep(50 * time.Millisecond)
+	// B has loaded the record, found the slot due and waits for the lease;
+	// A serves the slot.
+	<-entered
 	a.Tick(ctx)
 	close(gate)
 	<-done
