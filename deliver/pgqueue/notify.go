@@ -46,7 +46,13 @@ func (q *Queue) listen(ctx context.Context, wake func()) error {
 		}
 		conn.Release()
 	}()
-	if _, err := conn.Exec(ctx, `LISTEN "`+q.channel+`"`); err != nil {
+	var channel string
+	if err := conn.QueryRow(ctx, "SELECT "+q.channelSQL(), q.channel).Scan(&channel); err != nil {
+		return mapError("listen", err)
+	}
+	// channel holds only identifier characters: New checks the prefix and
+	// schema, and the digest is hexadecimal.
+	if _, err := conn.Exec(ctx, `LISTEN "`+channel+`"`); err != nil {
 		return mapError("listen", err)
 	}
 	// Whatever was enqueued before LISTEN took hold was not heard.

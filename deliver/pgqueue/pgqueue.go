@@ -89,7 +89,7 @@ type Queue struct {
 	log       *slog.Logger
 	prefix    string // table prefix, unqualified
 	qualified string // schema-qualified table prefix
-	channel   string // LISTEN/NOTIFY channel
+	channel   string // LISTEN/NOTIFY channel, before channelSQL finishes it
 	sql       statements
 
 	envMu sync.Mutex
@@ -195,10 +195,22 @@ func (q *Queue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, '')", q.channel)
+		_, err = tx.Exec(ctx, "SELECT pg_notify("+q.channelSQL()+", '')", q.channel)
 		return err
 	})
 	return mapError("enqueue", err)
+}
+
+// channelSQL is the SQL naming the queue's LISTEN/NOTIFY channel from $1,
+// q.channel. Channels are global to a database while tables resolve through
+// search_path, so without a Schema the channel carries a digest of the
+// schema the tables resolve to: deployments kept apart by search_path do
+// not wake each other. Enqueue and Notify both name it this way.
+func (q *Queue) channelSQL() string {
+	if q.cfg.Schema != "" {
+		return "$1::text"
+	}
+	return "left($1::text || '_' || left(md5(coalesce(current_schema(), '')), 12), 63)"
 }
 
 func (q *Queue) tableName(t string) pgx.Identifier {

@@ -542,3 +542,30 @@ func TestNotifyReconnects(t *testing.T) {
 		t.Fatal("no wake-up after reconnecting")
 	}
 }
+
+// Channels are global to a database: deployments kept apart by search_path
+// (or by Schema) get channels of their own, so one's sends do not wake the
+// other's workers; two processes of one deployment share theirs.
+func TestChannelPerDeployment(t *testing.T) {
+	ctx := context.Background()
+	csA := pgtest.ConnString(t)
+	name := func(q *pgqueue.Queue) string {
+		t.Helper()
+		c, err := q.Channel(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a1, a2 := name(openQueue(t, csA, nil)), name(openQueue(t, csA, nil))
+	b := name(openQueue(t, pgtest.ConnString(t), nil))
+	if a1 != a2 {
+		t.Fatalf("two pools on one schema: channels %q and %q, want one", a1, a2)
+	}
+	if a1 == b {
+		t.Fatalf("two schemas by search_path share channel %q", a1)
+	}
+	if len(a1) > 63 || !strings.HasPrefix(a1, pgqueue.TablePrefixDefault+"wake_") {
+		t.Fatalf("channel %q", a1)
+	}
+}
