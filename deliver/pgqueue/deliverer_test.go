@@ -21,6 +21,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
@@ -307,7 +308,10 @@ func TestDelivererWakesOnNotify(t *testing.T) {
 	cs := pgtest.ConnString(t)
 	srv := newInboxServer(t, 0)
 	c := testClient(t)
-	worker, err := deliver.New(openQueue(t, cs, nil), staticKeys{}, c, &deliver.Config{PollInterval: time.Hour})
+	// Both the deliverer's poll and the queue's fallback poll are an hour
+	// away, so only a notification can wake the worker.
+	worker, err := deliver.New(openQueue(t, cs, &pgqueue.Config{PollInterval: time.Hour}), staticKeys{}, c,
+		&deliver.Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
