@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/directory"
 )
 
@@ -47,4 +48,21 @@ func TestSpecNumbers(t *testing.T) {
 		}
 	}
 	// The transport's timeouts are pinned in TestTransportTimeouts.
+	cc := directory.ClientConfig()
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"transport: no redirects", cc.MaxRedirects, client.NoRedirects},
+		{"transport: 16 KiB body", cc.MaxBodyBytes, int64(16384)},
+		{"transport: 64 KiB headers", cc.MaxResponseHeaderBytes, int64(64 << 10)},
+		{"transport: 15 s overall", cc.Timeout, 15 * time.Second},
+		{"transport: two connections per host", cc.MaxConnsPerHost, 2},
+		{"transport: compression off", cc.DisableCompression, true},
+		{"transport: private ranges allowed for split DNS", cc.Policy, client.PolicyNonLocal},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
 }
