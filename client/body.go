@@ -27,6 +27,9 @@ type body struct {
 	timer    *time.Timer
 	timedOut atomic.Bool
 	closed   bool
+	// headerTimedOut says the response-header timeout, not the overall one,
+	// expired the request: it names the cause in the error.
+	headerTimedOut atomic.Bool
 
 	begin         time.Time     // of the exchange; durations below count from it
 	overall       time.Duration // Config.Timeout
@@ -99,6 +102,7 @@ func (b *body) tick() {
 		}
 	}
 	if now >= next {
+		b.headerTimedOut.Store(next < b.overall)
 		b.expire()
 		return
 	}
@@ -160,6 +164,9 @@ func (b *body) expire() {
 // fail ends a request that produced no response.
 func (b *body) fail(err error) (*http.Response, error) {
 	b.release()
+	if b.headerTimedOut.Load() {
+		err = fmt.Errorf("no response headers within %v: %w", b.headerTimeout, err)
+	}
 	return nil, wrapTimeout(err, &b.timedOut)
 }
 

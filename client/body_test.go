@@ -66,6 +66,9 @@ func TestRequestTimer(t *testing.T) {
 				if !b.timedOut.Load() || expiredAt != tc.expire {
 					t.Fatalf("expired at %v (timed out %v), want %v", expiredAt, b.timedOut.Load(), tc.expire)
 				}
+				if b.headerTimedOut.Load() != (tc.expire < overall) {
+					t.Errorf("header timeout named as the cause: %v, want %v", b.headerTimedOut.Load(), tc.expire < overall)
+				}
 			})
 		})
 	}

@@ -368,8 +368,12 @@ func TestTrickleHeaders(t *testing.T) {
 	t.Parallel()
 	url := trickle(t, "", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Slow: "+strings.Repeat("x", 200)+"\r\n\r\n", 20*time.Millisecond)
 	b := setup(t, &Config{AllowPrivate: loopback, ResponseHeaderTimeout: 100 * time.Millisecond})
-	if _, err := get(t, b.c, url); !errors.Is(err, ErrTimeout) {
+	_, err := get(t, b.c, url)
+	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("Do = %v, want ErrTimeout", err)
+	}
+	if !strings.Contains(err.Error(), "no response headers within 100ms") {
+		t.Errorf("error %q does not name the header timeout", err)
 	}
 }
 
