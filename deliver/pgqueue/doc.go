@@ -19,7 +19,8 @@
 // a delivery to be sent again, never lost. Queue implements
 // deliver.Notifier, so a Deliverer's Run wakes on LISTEN/NOTIFY when any
 // process enqueues or work comes due, polling as a fallback; Notify holds
-// one pool connection while Run runs.
+// one pool connection while Run runs. Depth counts what waits in each
+// lane, for a status page.
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 //	if err != nil { ... }
@@ -29,4 +30,9 @@
 //	if err := q.Migrate(ctx); err != nil { ... }
 //	d, err := deliver.New(q, keys, httpClient, nil)
 //	go d.Run(ctx)
+//
+//	// Any process, later:
+//	s, err := q.Status(ctx, "post-42")                        // a tagged batch
+//	n, err := q.Drop(ctx, deliver.DropFilter{ActorID: actor}) // an account deleted
+//	depth, err := q.Depth(ctx)                                // jobs per lane
 package pgqueue

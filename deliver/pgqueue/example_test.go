@@ -2,6 +2,7 @@ package pgqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -139,4 +140,106 @@ func ExampleQueue_Sweep() {
 		log.Fatal(err)
 	}
 	log.Printf("removed %d finished sends", n)
+}
+
+// A status page's queue section: deliveries waiting in each lane, across
+// every process sharing the queue.
+func ExampleQueue_Depth() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	depth, err := q.Depth(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("priority %d, normal %d, low %d\n",
+		depth[deliver.LanePriority], depth[deliver.LaneNormal], depth[deliver.LaneLow])
+}
+
+// Following a tagged batch; the counts outlive the jobs, so a finished
+// batch still reports what became of it.
+func ExampleQueue_Status() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := q.Status(ctx, "post-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d pending, %d delivered, %d given up, done=%v\n", s.Pending, s.Delivered, s.GaveUp, s.Done())
+}
+
+// An account deleted: drop everything still queued from its actor, in
+// every process's view at once.
+func ExampleQueue_Drop() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	n, err := q.Drop(ctx, deliver.DropFilter{ActorID: "https://a.example/users/alice"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("dropped %d deliveries", n)
+}
+
+// The queue used without a Deliverer: one send stored once for all its
+// inboxes, then claimed, worked and finished by a worker of your own.
+// Deliverer.SendBatch and Deliverer.Run do this for you.
+func ExampleQueue_Claim() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := pgqueue.New(pool, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = q.Enqueue(ctx, &deliver.Envelope{
+		KeyID:      "https://a.example/users/alice#main-key",
+		ActivityID: "https://a.example/activities/1",
+		Body:       []byte(`{"id":"https://a.example/activities/1","type":"Create"}`),
+		Inboxes:    []string{"https://b.example/inbox", "https://c.example/inbox"},
+		EnqueuedAt: time.Now(),
+		Tag:        "post-1",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 16})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, j := range jobs {
+		// ... POST j.Envelope.Body to j.Inbox ...
+		err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: j.Attempts + 1})
+		if errors.Is(err, deliver.ErrLeaseLost) {
+			continue // the lease lapsed and another worker owns the job now
+		}
+		if err != nil {
+			log.Print(err)
+		}
+	}
 }

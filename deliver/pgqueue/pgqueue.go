@@ -355,7 +355,9 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 	return out, nil
 }
 
-// Status implements deliver.Queue.
+// Status implements deliver.Queue: Pending counts the tag's jobs in the
+// queue, claimed ones included; the other counts are kept per tag and
+// outlive the jobs and sends they count.
 func (q *Queue) Status(ctx context.Context, tag string) (deliver.BatchStatus, error) {
 	var s deliver.BatchStatus
 	var pending, delivered, failed, gaveUp, skipped, dropped int64

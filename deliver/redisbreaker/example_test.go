@@ -79,3 +79,25 @@ func ExampleLight_Color() {
 	fmt.Println(redisbreaker.Light{Name: "c.example"}.Color(t0), l.Color(t0), l.Color(t0.Add(time.Minute)))
 	// Output: green red yellow
 }
+
+// A worker of your own asks the shared breaker before each delivery and
+// reports the outcome; a Deliverer does this for you.
+func ExampleStore_Admit() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	s := redisbreaker.New(rdb, nil)
+	ctx := context.Background()
+	rule := deliver.BreakerRule{Threshold: 10, CoolOff: time.Minute}
+	adm, err := s.Admit(ctx, "b.example", time.Now(), rule)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if !adm.Allow {
+		fmt.Println("held until", adm.Until)
+		return
+	}
+	ok := true // ... deliver, and see whether the host answered ...
+	if err := s.Record(ctx, "b.example", adm.Probe, ok, time.Now(), rule); err != nil {
+		log.Fatal(err)
+	}
+}
