@@ -134,6 +134,12 @@ func Parse(data []byte, path string, lookupEnv func(string) (string, bool), opts
 		}
 	}
 	settings, warns, err := directory.ParseConfig(data, &directory.LoadOpts{})
+	return c.finish(settings, warns, err, opts)
+}
+
+// finish takes the Directory settings package directory parsed, fills in
+// defaults and validates; the file and the environment end the same way.
+func (c *Config) finish(settings *directory.Settings, warns []directory.Warning, err error, opts *LoadOpts) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -302,20 +308,7 @@ func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, er
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	settings, warns, err := directory.LoadEnv(lookupEnv, &directory.LoadOpts{})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	c.Directory = settings
-	for _, w := range warns {
-		c.Warnings = append(c.Warnings, w.String())
-	}
-	if err := c.defaultsAndValidate(); err != nil {
-		return nil, err
-	}
-	if opts.Strict && len(c.Warnings) > 0 {
-		return c, fmt.Errorf("%w: %d warning(s) in strict mode: %w", ErrInvalid, len(c.Warnings), directory.ErrStrictWarnings)
-	}
-	return c, nil
+	return c.finish(settings, warns, err, opts)
 }
 
 func splitList(s string) []string {
