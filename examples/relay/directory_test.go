@@ -28,10 +28,7 @@ func dirSetup(t *testing.T) (*directorytest.Server, string, func(args ...string)
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
-	if err := os.WriteFile(filepath.Join(data, "actor.pem"), pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeRelayKey(t, data)
 	fs, err := store.OpenFile(filepath.Join(data, "subscribers.json"))
 	if err != nil {
 		t.Fatal(err)

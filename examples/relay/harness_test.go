@@ -38,10 +38,13 @@ func testKey(t testing.TB, name string) crypto.Signer {
 	return k
 }
 
-// fastDeliver makes retries and polling quick enough for tests.
+// fastDeliver makes retries and polling quick enough for tests. Attempts
+// are many (a window of about 3 s) so that on a loaded machine a slow
+// answer does not make a job give up, which would let a Delete overtake
+// its Create legitimately.
 func fastDeliver(c *deliver.Config) {
 	c.Breaker.Threshold = 3
-	c.Retry = deliver.ExponentialRetry(20*time.Millisecond, 100*time.Millisecond, 6)
+	c.Retry = deliver.ExponentialRetry(20*time.Millisecond, 100*time.Millisecond, 30)
 	c.PollInterval = 10 * time.Millisecond
 	c.ShutdownGrace = 5 * time.Second
 }
@@ -61,6 +64,79 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// writeRelayKey installs the relay's test key as dir/actor.pem, so no test
+// pays for generating one.
+func writeRelayKey(t testing.TB, dir string) {
+	t.Helper()
+	pemBytes, err := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serverConfig writes the relay's key and a config.yml holding yml (which
+// should say DATA_DIR: .) into a fresh directory, and returns the file's path.
+func serverConfig(t testing.TB, yml string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeRelayKey(t, dir)
+	p := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(p, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// process is `relay ARGS` running in the background as its own process
+// would, until stop (its SIGTERM) or the end of the test.
+type process struct {
+	addr string // "" for a worker
+	app  *app
+	errb *bytes.Buffer
+
+	cancel context.CancelFunc
+	exit   chan int
+	once   sync.Once
+	code   int
+}
+
+// startProcess runs relay with args in e and returns once it serves (a
+// server) or delivers (a worker).
+func startProcess(t testing.TB, e *env, errb *bytes.Buffer, args ...string) *process {
+	t.Helper()
+	p := &process{errb: errb, exit: make(chan int, 1)}
+	ready := make(chan struct{})
+	e.ready = func(addr string, a *app) { p.addr, p.app = addr, a; close(ready) }
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() { p.exit <- run(ctx, args, e) }()
+	select {
+	case <-ready:
+	case code := <-p.exit:
+		cancel()
+		t.Fatalf("relay %v exited %d:\n%s", args, code, errb)
+	}
+	t.Cleanup(func() { p.stop(t) })
+	return p
+}
+
+// stop cancels the process's context, as SIGTERM does, and returns its exit code.
+func (p *process) stop(t testing.TB) int {
+	t.Helper()
+	p.once.Do(func() {
+		p.cancel()
+		select {
+		case p.code = <-p.exit:
+		case <-time.After(20 * time.Second):
+			t.Fatal("relay did not stop within 20 s of SIGTERM")
+		}
+	})
+	return p.code
 }
 
 // testRelay is a relay served by httptest, with its deliverer running.
@@ -87,12 +163,8 @@ func startRelayOpts(t *testing.T, dataDir, extraYAML string, deliver bool) *test
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	keyPath := filepath.Join(dataDir, "actor.pem")
-	if _, err := os.Stat(keyPath); err != nil {
-		pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
-		if err := os.WriteFile(keyPath, pemBytes, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := os.Stat(filepath.Join(dataDir, "actor.pem")); err != nil {
+		writeRelayKey(t, dataDir)
 	}
 	yml := fmt.Sprintf("PUBLIC_URL: %s\nDATA_DIR: %s\nADMIN_TOKEN: test-admin-token-0123456789\n%s", base, dataDir, extraYAML)
 	cfgPath := filepath.Join(t.TempDir(), "config.yml")

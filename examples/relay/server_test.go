@@ -18,39 +18,41 @@ import (
 	"github.com/fedkit/fedkit/internal/redistest"
 )
 
+// fakeDirectory is a Directory that knows the relay's test key.
+func fakeDirectory(t *testing.T) *directorytest.Server {
+	t.Helper()
+	return directorytest.New(&directorytest.Config{EnrollmentOpen: true,
+		Keys: map[string]crypto.PublicKey{relayActor + "#main-key": testKey(t, "relay").Public()}})
+}
+
+// schedulerYAML enables d and the scheduler for the relay at relayActor.
+func schedulerYAML(d *directorytest.Server) string {
+	return fmt.Sprintf("PUBLIC_URL: https://relay.example\nLISTEN: 127.0.0.1:0\nDATA_DIR: .\nADMIN_TOKEN: %s\n"+
+		"DIRECTORIES:\n  - origin: %s\n    enabled: true\nDIRECTORY_SCHEDULER_ENABLED: true\n", testToken, d.Origin())
+}
+
+// waitUntil polls cond until it holds, failing the test after 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestServerLifecycle runs `relay server` as main does: it serves, runs the
 // Directory scheduler (which registers at startup with the active
 // subscriber count), and stops cleanly when its context ends (SIGTERM).
 func TestServerLifecycle(t *testing.T) {
-	key := testKey(t, "relay")
-	d := directorytest.New(&directorytest.Config{EnrollmentOpen: true,
-		Keys: map[string]crypto.PublicKey{relayActor + "#main-key": key.Public()}})
-	dir := t.TempDir()
-	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
-	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "config.yml")
-	y := fmt.Sprintf("PUBLIC_URL: https://relay.example\nLISTEN: 127.0.0.1:0\nDATA_DIR: .\nADMIN_TOKEN: %s\n"+
-		"DIRECTORIES:\n  - origin: %s\n    enabled: true\nDIRECTORY_SCHEDULER_ENABLED: true\n", testToken, d.Origin())
-	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d := fakeDirectory(t)
+	cfgPath := serverConfig(t, schedulerYAML(d))
 	e, _, errb := testEnv(t)
 	e.directoryHTTP = d.Doer()
-	addrc := make(chan string, 1)
-	e.ready = func(addr string, _ *app) { addrc <- addr }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-exit:
-		t.Fatalf("server exited %d:\n%s", code, errb)
-	}
-	resp, err := http.Get("http://" + addr + "/actor")
+	p := startProcess(t, e, errb, "-c", cfgPath)
+	resp, err := http.Get("http://" + p.addr + "/actor")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,27 +60,12 @@ func TestServerLifecycle(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/activity+json") {
 		t.Fatalf("GET /actor: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if reg, ok := d.Registration(relayActor); ok && reg.Active {
-			if reg.Telemetry != 0 {
-				t.Errorf("telemetry = %d; want 0 subscribers", reg.Telemetry)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scheduler never registered:\n%s", errb)
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitUntil(t, "the scheduler's registration", func() bool { reg, ok := d.Registration(relayActor); return ok && reg.Active })
+	if reg, _ := d.Registration(relayActor); reg.Telemetry != 0 {
+		t.Errorf("telemetry = %d; want 0 subscribers", reg.Telemetry)
 	}
-	cancel()
-	select {
-	case code := <-exit:
-		if code != exitOK {
-			t.Fatalf("exit %d after shutdown:\n%s", code, errb)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not stop")
+	if code := p.stop(t); code != exitOK {
+		t.Fatalf("exit %d after shutdown:\n%s", code, errb)
 	}
 }
 
@@ -93,15 +80,19 @@ func TestWorkerNeedsPostgres(t *testing.T) {
 	}
 }
 
+// sharedBackends is the YAML naming a fresh Postgres schema and Redis prefix.
+func sharedBackends(t *testing.T) string {
+	pg := pgtest.ConnString(t)
+	_, prefix := redistest.Client(t)
+	ro := redistest.Options(t)
+	return fmt.Sprintf("POSTGRES_URL: %q\nREDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", pg, ro.Addr, ro.DB, prefix)
+}
+
 // TestPostgresPendingSurviveRestart: a server queues an Accept in Postgres
 // and stops before delivering it; a worker started afterwards (another
 // process in production) delivers it. Redis holds the breakers.
 func TestPostgresPendingSurviveRestart(t *testing.T) {
-	pg := pgtest.ConnString(t)
-	_, prefix := redistest.Client(t)
-	ro := redistest.Options(t)
-	extra := fmt.Sprintf("POSTGRES_URL: %q\nREDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", pg, ro.Addr, ro.DB, prefix)
-	r := startRelayOpts(t, "", extra, false)
+	r := startRelayOpts(t, "", sharedBackends(t), false)
 	a := newInstance(t, "a")
 	code, followID := a.follow(r, public)
 	if code != http.StatusAccepted {
@@ -116,25 +107,13 @@ func TestPostgresPendingSurviveRestart(t *testing.T) {
 	r.app.close()
 
 	e, _, errb := testEnv(t)
-	ready := make(chan *app, 1)
-	e.ready = func(_ string, ap *app) { ready <- ap }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() { exit <- run(ctx, []string{"-c", r.cfgPath, "worker"}, e) }()
-	var w *app
-	select {
-	case w = <-ready:
-	case code := <-exit:
-		t.Fatalf("worker exited %d:\n%s", code, errb)
-	}
+	w := startProcess(t, e, errb, "-c", r.cfgPath, "worker")
 	acc := a.waitFor("the Accept queued before the restart", is("Accept", followID))
 	checkRelaySigned(t, r, acc)
-	if sub, ok, err := w.store.Get(context.Background(), a.actor); err != nil || !ok {
+	if sub, ok, err := w.app.store.Get(context.Background(), a.actor); err != nil || !ok {
 		t.Fatalf("subscriber not in Postgres: %+v %v %v", sub, ok, err)
 	}
-	cancel()
-	if code := <-exit; code != exitOK {
+	if code := w.stop(t); code != exitOK {
 		t.Fatalf("worker exit %d:\n%s", code, errb)
 	}
 }
@@ -148,29 +127,9 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // the relay needs to know its public URL before it listens
-	dir := t.TempDir()
-	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
-	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "config.yml")
-	y := fmt.Sprintf("PUBLIC_URL: http://%s\nLISTEN: %s\nDATA_DIR: .\n", addr, addr)
-	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := serverConfig(t, fmt.Sprintf("PUBLIC_URL: http://%s\nLISTEN: %s\nDATA_DIR: .\n", addr, addr))
 	e, _, errb := testEnv(t)
-	ready := make(chan struct{})
-	var relayApp *app
-	e.ready = func(_ string, ap *app) { relayApp = ap; close(ready) }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
-	select {
-	case <-ready:
-	case code := <-exit:
-		t.Fatalf("server exited %d:\n%s", code, errb)
-	}
+	p := startProcess(t, e, errb, "-c", cfgPath)
 	a := newInstance(t, "a")
 	a.mu.Lock()
 	a.delay, a.started = 300*time.Millisecond, make(chan struct{}, 1)
@@ -184,17 +143,11 @@ func TestGracefulShutdown(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the Accept never started arriving")
 	}
-	cancel() // SIGTERM while the Accept is in flight
-	select {
-	case code := <-exit:
-		if code != exitOK {
-			t.Fatalf("exit %d:\n%s", code, errb)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not stop")
+	if code := p.stop(t); code != exitOK { // SIGTERM while the Accept is in flight
+		t.Fatalf("exit %d:\n%s", code, errb)
 	}
 	// The relay saw the inbox accept it: the attempt was not cut off.
-	hosts, _ := relayApp.health.Snapshot()
+	hosts, _ := p.app.health.Snapshot()
 	if len(hosts) != 1 || hosts[0].Delivered != 1 || a.count(is("Accept", followID)) != 1 {
 		t.Fatalf("the in-flight Accept was cut off: hosts %+v, received %v", hosts, a.types())
 	}
@@ -204,23 +157,10 @@ func TestGracefulShutdown(t *testing.T) {
 // its state in Redis, where the status page and the one-off directory
 // commands (other processes in production) read it.
 func TestSchedulerSharesRedisState(t *testing.T) {
-	key := testKey(t, "relay")
-	d := directorytest.New(&directorytest.Config{EnrollmentOpen: true,
-		Keys: map[string]crypto.PublicKey{relayActor + "#main-key": key.Public()}})
+	d := fakeDirectory(t)
 	_, prefix := redistest.Client(t)
 	ro := redistest.Options(t)
-	dir := t.TempDir()
-	pemBytes, _ := os.ReadFile(filepath.Join("testdata", "keys", "relay.pem"))
-	if err := os.WriteFile(filepath.Join(dir, "actor.pem"), pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "config.yml")
-	y := fmt.Sprintf("PUBLIC_URL: https://relay.example\nLISTEN: 127.0.0.1:0\nDATA_DIR: .\nADMIN_TOKEN: %s\n"+
-		"REDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n"+
-		"DIRECTORIES:\n  - origin: %s\n    enabled: true\nDIRECTORY_SCHEDULER_ENABLED: true\n", testToken, ro.Addr, ro.DB, prefix, d.Origin())
-	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := serverConfig(t, schedulerYAML(d)+fmt.Sprintf("REDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", ro.Addr, ro.DB, prefix))
 	cmd := func(args ...string) (int, string) {
 		e, out, errb := testEnv(t)
 		e.directoryHTTP = d.Doer()
@@ -231,48 +171,29 @@ func TestSchedulerSharesRedisState(t *testing.T) {
 
 	e, _, errb := testEnv(t)
 	e.directoryHTTP = d.Doer()
-	addrc := make(chan string, 1)
-	e.ready = func(addr string, _ *app) { addrc <- addr }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() { exit <- run(ctx, []string{"-c", cfgPath}, e) }()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-exit:
-		t.Fatalf("server exited %d:\n%s", code, errb)
-	}
-	deadline := time.Now().Add(10 * time.Second)
+	p := startProcess(t, e, errb, "-c", cfgPath)
 	var state string
-	for {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/admin/status.json", nil)
+	waitUntil(t, "a registration on the status page", func() bool {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/admin/status.json", nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer resp.Body.Close()
 		var rep struct {
 			Directories []struct{ Origin, State string }
 		}
 		_ = json.NewDecoder(resp.Body).Decode(&rep)
-		resp.Body.Close()
 		if len(rep.Directories) == 1 {
 			state = rep.Directories[0].State
 		}
-		if state == "registered" || state == "heartbeat-current" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status page never showed a registration (last state %q):\n%s", state, errb)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return state == "registered" || state == "heartbeat-current"
+	})
 	if code, out := cmd("directory", "status"); code != exitOK || !strings.Contains(out, "Redis state") || !strings.Contains(out, state) {
 		t.Fatalf("directory status does not show the scheduler's state %q", state)
 	}
-	cancel()
-	if code := <-exit; code != exitOK {
+	if code := p.stop(t); code != exitOK {
 		t.Fatalf("server exit %d:\n%s", code, errb)
 	}
 	// With the server gone its lease is released: a manual heartbeat takes
@@ -286,29 +207,38 @@ func TestSchedulerSharesRedisState(t *testing.T) {
 	}
 }
 
+// refuseDoer fails the test on any Directory request.
+type refuseDoer struct{ t *testing.T }
+
+func (d refuseDoer) Do(r *http.Request) (*http.Response, error) {
+	d.t.Errorf("a worker sent a Directory request: %s %s", r.Method, r.URL)
+	return nil, fmt.Errorf("refused")
+}
+
+// TestWorkerNeverSchedules: with the scheduler enabled in the shared
+// configuration, a worker sends the Directory nothing while a server
+// started after it registers.
+func TestWorkerNeverSchedules(t *testing.T) {
+	d := fakeDirectory(t)
+	cfgPath := serverConfig(t, schedulerYAML(d)+sharedBackends(t))
+	we, _, werrb := testEnv(t)
+	we.directoryHTTP = refuseDoer{t}
+	startProcess(t, we, werrb, "-c", cfgPath, "worker")
+	se, _, serrb := testEnv(t)
+	se.directoryHTTP = d.Doer()
+	startProcess(t, se, serrb, "-c", cfgPath, "server")
+	waitUntil(t, "the server's registration", func() bool { reg, ok := d.Registration(relayActor); return ok && reg.Active })
+}
+
 // TestServerAndTwoWorkers: an API process that does not deliver, and two
 // workers sharing its Postgres queue and Redis breakers; every delivery
 // arrives exactly once.
 func TestServerAndTwoWorkers(t *testing.T) {
-	pg := pgtest.ConnString(t)
-	_, prefix := redistest.Client(t)
-	ro := redistest.Options(t)
-	extra := fmt.Sprintf("POSTGRES_URL: %q\nREDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", pg, ro.Addr, ro.DB, prefix)
-	r := startRelayOpts(t, "", extra, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	exits := make(chan int, 2)
+	r := startRelayOpts(t, "", sharedBackends(t), false)
 	for range 2 {
-		e, _, _ := testEnv(t)
-		go func() { exits <- run(ctx, []string{"-c", r.cfgPath, "worker"}, e) }()
+		e, _, errb := testEnv(t)
+		startProcess(t, e, errb, "-c", r.cfgPath, "worker")
 	}
-	defer func() {
-		cancel()
-		for range 2 {
-			if code := <-exits; code != exitOK {
-				t.Errorf("worker exit %d", code)
-			}
-		}
-	}()
 	a, b := newInstance(t, "a"), newInstance(t, "b")
 	subscribe(t, r, a, public)
 	subscribe(t, r, b, public)
@@ -320,7 +250,11 @@ func TestServerAndTwoWorkers(t *testing.T) {
 	for i := range 5 {
 		b.waitFor("post "+fmt.Sprint(i), is("Create", a.note(fmt.Sprint(i))))
 	}
-	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
+	// Once the queue is empty no job is left to arrive twice.
+	waitUntil(t, "an empty queue", func() bool {
+		d, err := r.app.depth(context.Background())
+		return err == nil && d.Total() == 0
+	})
 	for i := range 5 {
 		if n := b.count(is("Create", a.note(fmt.Sprint(i)))); n != 1 {
 			t.Errorf("post %d arrived %d times", i, n)
