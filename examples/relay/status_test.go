@@ -48,7 +48,7 @@ func statusFixture(t *testing.T) (*testRelay, *instance, *instance) {
 }
 
 func TestStatusJSON(t *testing.T) {
-	r, a, down := statusFixture(t)
+	r, _, down := statusFixture(t)
 	get := func(auth string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, r.url+"/admin/status.json", nil)
 		if auth != "" {
@@ -93,7 +93,6 @@ func TestStatusJSON(t *testing.T) {
 	if len(rep.Directories) != 0 {
 		t.Errorf("directories = %+v; want none configured", rep.Directories)
 	}
-	_ = a
 }
 
 // chromium finds headless Chromium, skipping locally (failing under CI) when

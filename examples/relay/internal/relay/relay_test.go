@@ -294,6 +294,27 @@ func TestRelaying(t *testing.T) {
 			t.Fatalf("sends = %+v", s)
 		}
 	})
+	t.Run("update and move forwarded to all", func(t *testing.T) {
+		for _, act := range []map[string]any{
+			{"id": "https://a.example/e1", "type": "Update", "actor": a.actor, "to": []string{Public},
+				"object": map[string]any{"id": "https://a.example/notes/1", "type": "Note", "content": "edited"}},
+			{"id": "https://a.example/m1", "type": "Move", "actor": a.actor, "object": a.actor, "target": "https://elsewhere.example/actor"},
+		} {
+			if w := f.post(a.signer, act); w.Code != http.StatusAccepted {
+				t.Fatalf("%s = %d", act["type"], w.Code)
+			}
+			s := f.send.take()
+			if len(s) != 1 || !slices.Equal(s[0].Inboxes, []string{"https://b.example/inbox", "https://c.example/inbox"}) ||
+				s[0].Batch.OrderingKey == "" || !strings.Contains(string(s[0].Body), `"type":"`+act["type"].(string)+`"`) {
+				t.Fatalf("%s: sends = %+v; want the activity forwarded as is to b and c", act["type"], s)
+			}
+		}
+		f.post(a.signer, map[string]any{"id": "https://a.example/e2", "type": "Update", "actor": a.actor, "to": []string{"https://a.example/followers"},
+			"object": map[string]any{"id": "https://a.example/notes/2", "type": "Note"}})
+		if s := f.send.take(); len(s) != 0 {
+			t.Fatalf("a followers-only Update was relayed: %+v", s)
+		}
+	})
 	t.Run("no object", func(t *testing.T) {
 		w := f.post(a.signer, map[string]any{"id": "https://a.example/m", "type": "Move", "actor": a.actor})
 		if w.Code != http.StatusBadRequest {
