@@ -42,7 +42,8 @@ type didDocument struct {
 }
 
 // ParseDocument reads a DID document for did. The document's id must equal
-// did. The returned Identity's Handle is HandleInvalid: verification is the
+// did: one naming another DID is an error matching ErrSubjectMismatch as
+// well as ErrDIDResolutionFailed and ErrInvalidDocument. The returned Identity's Handle is HandleInvalid: verification is the
 // Resolver's job.
 func ParseDocument(did DID, body []byte) (*Identity, error) {
 	var doc didDocument
@@ -50,7 +51,9 @@ func ParseDocument(did DID, body []byte) (*Identity, error) {
 		return nil, fmt.Errorf("%w: %w: not JSON", ErrDIDResolutionFailed, ErrInvalidDocument)
 	}
 	if doc.ID != string(did) {
-		return nil, fmt.Errorf("%w: %w: id does not match the DID", ErrDIDResolutionFailed, ErrInvalidDocument)
+		// A document for another DID is the spec's subject mismatch
+		// (permanent), not a fetch failure worth retrying.
+		return nil, fmt.Errorf("%w: %w: %w", ErrDIDResolutionFailed, ErrInvalidDocument, ErrSubjectMismatch)
 	}
 	id := &Identity{DID: did, Handle: HandleInvalid}
 	// The first at:// entry that parses as a handle is the claim.

@@ -39,7 +39,9 @@ var (
 	// resolution or its handle did not verify both ways.
 	ErrHandleUnverified = errors.New("identity: handle unverified")
 	// ErrSubjectMismatch is returned by VerifiedHandle when the resolution
-	// names another DID than the subject.
+	// names another DID than the subject, and wrapped by ParseDocument (so
+	// by every resolution) when the document's id names another DID. A
+	// refresh that meets it fails permanently with ReasonSubjectMismatch.
 	ErrSubjectMismatch = errors.New("identity: resolution names another DID")
 	// ErrCacheMiss is returned by a CacheStore with no entry for the key.
 	ErrCacheMiss = errors.New("identity: cache miss")

@@ -372,6 +372,9 @@ func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Ha
 			return nil, "", unresolved(did, ReasonResolveTimeout, err)
 		case errors.Is(err, ErrInvalidDID):
 			return nil, "", permanent(did, ReasonInvalidDID, err)
+		case errors.Is(err, ErrSubjectMismatch):
+			// The document names another DID (spec 1.4, 3.4): permanent.
+			return nil, "", permanent(did, ReasonSubjectMismatch, err)
 		}
 		return nil, "", unresolved(did, ReasonResolveFailed, err)
 	}

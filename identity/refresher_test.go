@@ -575,6 +575,47 @@ func TestRefreshOverNetwork(t *testing.T) {
 	}
 }
 
+// TestRefreshDocumentNamesAnotherDID: a PLC directory or did:web host that
+// serves a document whose id is another DID is a subject mismatch (spec
+// 1.4, 3.4): permanent, not a resolve failure to redrive, and nothing is
+// written, in a refresh and in a sweep.
+func TestRefreshDocumentNamesAnotherDID(t *testing.T) {
+	t.Parallel()
+	n := identitytest.NewNetwork(t)
+	n.SetDocument(string(didA), identitytest.Doc(string(didB), "new.bridge.test", bridge))
+	n.SetWellKnown("new.bridge.test", string(didA))
+	const web = identity.DID("did:web:web.bridge.test")
+	n.SetDocument(string(web), identitytest.Doc(string(didB), "web.bridge.test", bridge))
+	n.SetWellKnown("web.bridge.test", string(web))
+	store := identitytest.NewStore()
+	store.Put(identity.Subject{DID: didA, Kind: identity.KindUser, Handle: "old.bridge.test", PDS: bridge, HasOrigin: true})
+	store.Put(identity.Subject{DID: web, Kind: identity.KindUser, Handle: "oldweb.bridge.test", PDS: bridge, HasOrigin: true})
+	r, err := identity.NewRefresher(n.Resolver(t), store, &identity.RefresherConfig{
+		Lock: identity.NewMemoryLock(time.Second), TrustedHosts: []string{"pds.bridge.test"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, did := range []identity.DID{didA, web} {
+		err := r.HandleIdentityEvent(ctx, identity.IdentityEvent{DID: string(did)})
+		wantClass(t, err, identity.ClassPermanent, identity.ReasonSubjectMismatch, false)
+		if !errors.Is(err, identity.ErrSubjectMismatch) {
+			t.Fatalf("%s: err = %v, want ErrSubjectMismatch", did, err)
+		}
+	}
+	rep, err := r.Sweep(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Counts()[identity.ReasonSubjectMismatch]; got != 2 || len(rep.Rows) != 2 {
+		t.Fatalf("sweep counts = %v, want 2 %s", rep.Counts(), identity.ReasonSubjectMismatch)
+	}
+	if store.Writes() != 0 {
+		t.Fatalf("writes = %d", store.Writes())
+	}
+}
+
 // storeOnly hides the Store's optional HandleHolder.
 type storeOnly struct{ identity.Store }
 

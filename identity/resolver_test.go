@@ -59,6 +59,8 @@ func TestParseDocumentRules(t *testing.T) {
 		{"PDSNotURL", `{"id":"` + string(didA) + `","service":[{"id":"#atproto_pds","type":"AtprotoPersonalDataServer","serviceEndpoint":"javascript:alert(1)"}]}`, "", "", nil},
 		{"PDSEndpointObject", `{"id":"` + string(didA) + `","service":[{"id":"#atproto_pds","type":"AtprotoPersonalDataServer","serviceEndpoint":{"uri":"https://pds.test"}}]}`, "", "", nil},
 		{"IDMismatch", `{"id":"` + string(didB) + `"}`, "", "", identity.ErrDIDResolutionFailed},
+		{"IDMismatchIsSubjectMismatch", `{"id":"` + string(didB) + `"}`, "", "", identity.ErrSubjectMismatch},
+		{"IDMismatchCaseSensitive", `{"id":"` + strings.ToUpper(string(didA)) + `"}`, "", "", identity.ErrSubjectMismatch},
 		{"NotJSON", `<html>`, "", "", identity.ErrDIDResolutionFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +68,10 @@ func TestParseDocumentRules(t *testing.T) {
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				// Only a document for another DID is a subject mismatch.
+				if mismatch := strings.HasPrefix(tc.name, "IDMismatch"); errors.Is(err, identity.ErrSubjectMismatch) != mismatch {
+					t.Fatalf("errors.Is(%v, ErrSubjectMismatch) = %v, want %v", err, !mismatch, mismatch)
 				}
 				return
 			}
@@ -182,6 +188,10 @@ func TestResolverLookupDID(t *testing.T) {
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				// Only a document for another DID is a subject mismatch.
+				if mismatch := tc.name == "DocumentForAnotherDID"; errors.Is(err, identity.ErrSubjectMismatch) != mismatch {
+					t.Fatalf("errors.Is(%v, ErrSubjectMismatch) = %v, want %v", err, !mismatch, mismatch)
 				}
 				return
 			}
