@@ -271,10 +271,12 @@ type CallOpts struct {
 
 // Result describes a completed lifecycle call.
 type Result struct {
-	Origin  string
+	// Origin is the Directory called.
+	Origin string
+	// Version is the protocol version spoken, requested or negotiated.
 	Version Version
-	// Operation and Outcome are those of the final request: a heartbeat
-	// after reconciliation.
+	// Operation, Outcome and StatusCode are those of the final request: a
+	// heartbeat after reconciliation.
 	Operation  Operation
 	Outcome    Outcome
 	StatusCode int

@@ -45,10 +45,14 @@ var (
 // closed code, the HTTP status and an honoured Retry-After; the remote
 // message is checked and discarded.
 type ResponseError struct {
-	Version    Version
-	Operation  Operation // empty for the status document
+	// Version is the protocol version of the route called.
+	Version Version
+	// Operation is the lifecycle operation, empty for the status document.
+	Operation Operation
+	// StatusCode is the HTTP status, validated against Code.
 	StatusCode int
-	Code       ErrorCode
+	// Code is the closed error code; branch on it, never on text.
+	Code ErrorCode
 	// RetryAfter is the validated, capped remote lower bound, or 0. It is
 	// set only for 429 rate_limited and 503 internal_error.
 	RetryAfter time.Duration
@@ -98,8 +102,10 @@ const (
 // InvalidResponseError reports a response that broke the protocol. It
 // carries no remote bytes.
 type InvalidResponseError struct {
+	// StatusCode is the HTTP status of the offending response.
 	StatusCode int
-	Reason     Reason
+	// Reason is the closed diagnostic.
+	Reason Reason
 }
 
 func (e *InvalidResponseError) Error() string {

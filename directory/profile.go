@@ -32,18 +32,30 @@ const (
 // register. It is public metadata and never changes relay behaviour. Field
 // order is the wire order.
 type Profile struct {
-	ParticipationMode string   `json:"participation_mode" yaml:"participation_mode"`
-	Availability      string   `json:"availability" yaml:"availability"`
-	RelayType         string   `json:"relay_type" yaml:"relay_type"`
-	Languages         []string `json:"languages" yaml:"languages"`
-	Countries         []string `json:"countries" yaml:"countries"`
-	Regions           []string `json:"regions" yaml:"regions"`
-	Topics            []string `json:"topics" yaml:"topics"`
-	ContactFediverse  string   `json:"contact_fediverse" yaml:"contact_fediverse"`
-	ContactEmail      string   `json:"contact_email" yaml:"contact_email"`
-	ContactURL        string   `json:"contact_url" yaml:"contact_url"`
-	ParticipationURL  string   `json:"participation_url" yaml:"participation_url"`
-	Notes             string   `json:"notes" yaml:"notes"`
+	// ParticipationMode is "", ParticipationOpen, ParticipationRestricted
+	// or ParticipationClosed. It is never derived from fan-out settings.
+	ParticipationMode string `json:"participation_mode" yaml:"participation_mode"`
+	// Availability is free text of at most MaxProfileStringBytes.
+	Availability string `json:"availability" yaml:"availability"`
+	// RelayType is free text of at most MaxProfileStringBytes.
+	RelayType string `json:"relay_type" yaml:"relay_type"`
+	// Languages, Countries, Regions and Topics hold at most
+	// MaxProfileListItems non-empty items of at most MaxProfileItemBytes;
+	// normalising trims, deduplicates and sorts them.
+	Languages []string `json:"languages" yaml:"languages"`
+	Countries []string `json:"countries" yaml:"countries"`
+	Regions   []string `json:"regions" yaml:"regions"`
+	Topics    []string `json:"topics" yaml:"topics"`
+	// ContactFediverse is a Fediverse handle such as "@relay@example.social".
+	ContactFediverse string `json:"contact_fediverse" yaml:"contact_fediverse"`
+	// ContactEmail is a bare address ("Name <addr>" is refused), at most
+	// MaxProfileEmailBytes.
+	ContactEmail string `json:"contact_email" yaml:"contact_email"`
+	// ContactURL and ParticipationURL are canonical HTTPS URLs or "".
+	ContactURL       string `json:"contact_url" yaml:"contact_url"`
+	ParticipationURL string `json:"participation_url" yaml:"participation_url"`
+	// Notes is free text of at most MaxProfileNotesBytes.
+	Notes string `json:"notes" yaml:"notes"`
 }
 
 // ProfileFields lists the 12 wire names in order.

@@ -50,8 +50,11 @@ type SchedulerConfig struct {
 	// Relay identifies this relay (its actor URL) for the stable jitter.
 	// Required.
 	Relay string
-	// LeaseTTL defaults to LeaseTTLDefault; LeaseRenew to LeaseRenewDefault.
-	LeaseTTL   time.Duration
+	// LeaseTTL is how long one lease grant lasts. Defaults to
+	// LeaseTTLDefault (1 min).
+	LeaseTTL time.Duration
+	// LeaseRenew is how often the lease is renewed; shorter than LeaseTTL.
+	// Defaults to LeaseRenewDefault (20 s).
 	LeaseRenew time.Duration
 	// ObserveInterval is the longest sleep between wakes. Defaults to
 	// ObserveIntervalDefault.

@@ -7,6 +7,7 @@ import (
 
 // EntryStatus is one line of `relay directory status` without an origin.
 type EntryStatus struct {
+	// Origin and Enabled are the configured entry.
 	Origin  string
 	Enabled bool
 	// State is one of the six bounded local states.

@@ -94,8 +94,9 @@ type StateRecord struct {
 	// ProfileDigest is the hex SHA-256 of the normalised profile last
 	// registered; it is never sent.
 	ProfileDigest string
-	// LastAttempt and LastSuccess are completion times, whole seconds.
+	// LastAttempt is when the last attempt completed, whole seconds.
 	LastAttempt time.Time
+	// LastSuccess is when the last successful one completed.
 	LastSuccess time.Time
 	// NextHeartbeat is the next normal heartbeat deadline.
 	NextHeartbeat time.Time
@@ -105,10 +106,13 @@ type StateRecord struct {
 	RetryAt time.Time
 	// Attempts counts consecutive failures, at most MaxAttempts.
 	Attempts int
-	// Operation, Outcome, Code and Diagnostic describe the last attempt.
-	Operation  Operation
-	Outcome    Outcome
-	Code       ErrorCode
+	// Operation is the last attempt's operation.
+	Operation Operation
+	// Outcome is its outcome on success, else "".
+	Outcome Outcome
+	// Code is the Directory's error code on a rejected attempt, else "".
+	Code ErrorCode
+	// Diagnostic classifies a failed attempt; DiagNone after a success.
 	Diagnostic Diagnostic
 }
 

@@ -19,13 +19,20 @@ var softwareVersionRE = regexp.MustCompile(`^[A-Za-z0-9._+~-]{1,64}$`)
 // Status is a strictly validated public Directory status document
 // (schemas 2, 3 and 4).
 type Status struct {
-	SchemaVersion      int
-	Service            string
-	Version            string // the Directory software version
-	PublicBaseURL      string
+	// SchemaVersion is 2, 3 or 4.
+	SchemaVersion int
+	// Service is always "activity-relay-directory".
+	Service string
+	// Version is the Directory software version, [A-Za-z0-9._+~-]{1,64}.
+	Version string
+	// PublicBaseURL equals the configured origin exactly.
+	PublicBaseURL string
+	// LifecycleEnabled is what the Directory's configuration requests;
+	// LifecycleAvailable whether its lifecycle service was actually built.
 	LifecycleEnabled   bool
 	LifecycleAvailable bool
-	EnrollmentOpen     bool
+	// EnrollmentOpen reports whether a never-seen relay may register.
+	EnrollmentOpen bool
 	// PublicListingEnabled and PublicListingAvailable are false in schema 2,
 	// which does not carry them.
 	PublicListingEnabled   bool

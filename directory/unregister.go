@@ -71,6 +71,7 @@ type UnregisterOpts struct {
 
 // UnregisterReport describes what Unregister did.
 type UnregisterReport struct {
+	// Origin is the Directory left.
 	Origin string
 	// State is StateDisabled after remote success, StateUnregisterPending
 	// after a remote failure.
@@ -84,8 +85,9 @@ type UnregisterReport struct {
 	Backup string
 	// Result is the remote result on success.
 	Result *Result
-	// Warnings and Guidance are operator text built from closed values.
+	// Warnings are operator notes built from closed values.
 	Warnings []string
+	// Guidance says how to finish after a remote failure, else "".
 	Guidance string
 }
 

@@ -57,9 +57,11 @@ type Config struct {
 	// MaxRequestBytes is DIRECTORY_MAX_REQUEST_BODY_BYTES. Defaults to
 	// MaxRequestBytesDefault.
 	MaxRequestBytes int
-	// RateBurst and RateRefill shape the per-actor, per-operation limit.
-	// Default to RateBurstDefault and RateRefillDefault.
-	RateBurst  int
+	// RateBurst is the per-actor, per-operation token bucket size.
+	// Defaults to RateBurstDefault.
+	RateBurst int
+	// RateRefill is the time to refill one token. Defaults to
+	// RateRefillDefault.
 	RateRefill time.Duration
 	// SoftwareVersion is the status "version". Defaults to SoftwareVersionDefault.
 	SoftwareVersion string
@@ -67,23 +69,32 @@ type Config struct {
 
 // Registration is what the fake stores for a registered relay.
 type Registration struct {
+	// Actor and PublicBaseURL are as the relay registered them.
 	Actor         string
 	PublicBaseURL string
-	Version       directory.Version
-	Profile       *directory.Profile // nil after a v1 register
+	// Version is the protocol of the last register.
+	Version directory.Version
+	// Profile is the last registered profile, nil after a v1 register.
+	Profile *directory.Profile
 	// Telemetry is the last participating_instance_count, or -1 if never sent.
-	Telemetry  int64
+	Telemetry int64
+	// Heartbeats counts recorded heartbeats.
 	Heartbeats int
-	Active     bool
+	// Active is false after unregister or Forget, until the next register.
+	Active bool
 }
 
 // Request is one lifecycle request as the fake saw it.
 type Request struct {
+	// Version and Operation are those of the route.
 	Version   directory.Version
 	Operation directory.Operation
-	Header    http.Header
-	Body      []byte
-	Nonce     string
+	// Header and Body are as received.
+	Header http.Header
+	Body   []byte
+	// Nonce is the signature's nonce, "" when the request was refused
+	// before its signature was read.
+	Nonce string
 	// StatusCode and Code are the fake's answer ("" for success).
 	StatusCode int
 	Code       directory.ErrorCode
@@ -93,9 +104,11 @@ type Request struct {
 // request has passed validation, authentication and replay reservation. A
 // zero StatusCode lets that request be answered normally.
 type Reply struct {
+	// StatusCode and Code are the error to answer with.
 	StatusCode int
 	Code       directory.ErrorCode
-	RetryAfter string // Retry-After header value, "" for none
+	// RetryAfter is the Retry-After header value, "" for none.
+	RetryAfter string
 }
 
 // Server is a fake Directory. Its methods are safe for concurrent use.
