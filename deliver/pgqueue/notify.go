@@ -15,27 +15,42 @@ import (
 // reconnects after losing it. wake must not block for long; a deliverer's
 // wake is a non-blocking send on a channel.
 func (q *Queue) Notify(ctx context.Context, wake func()) error {
-	backoff := 100 * time.Millisecond
+	// Retries back off from listenRetryMin, but never beyond PollInterval or
+	// listenRetryMax (each retry wakes the caller, standing in for the poll),
+	// and start again from the bottom once a LISTEN took hold: a connection
+	// lost now and then must not leave a listener hours from reconnecting.
+	backoff := listenRetryMin
 	for ctx.Err() == nil {
-		err := q.listen(ctx, wake)
+		listened, err := q.listen(ctx, wake)
 		if ctx.Err() != nil {
 			break
 		}
-		q.log.Warn("pgqueue: listening for wake-ups failed; polling until it is back", "err", err)
+		if listened {
+			backoff = listenRetryMin
+		}
+		q.log.Warn("pgqueue: listening for wake-ups failed; polling until it is back", "err", err, "retry_in", backoff)
 		wake() // work may have arrived while nobody listened
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
 		}
-		backoff = min(2*backoff, q.cfg.PollInterval*10)
+		backoff = max(listenRetryMin, min(2*backoff, q.cfg.PollInterval, listenRetryMax))
 	}
 	return nil
 }
 
-func (q *Queue) listen(ctx context.Context, wake func()) error {
+// Bounds of the wait between attempts to LISTEN again.
+const (
+	listenRetryMin = 100 * time.Millisecond
+	listenRetryMax = 30 * time.Second
+)
+
+// listen holds one connection in LISTEN until ctx ends or the connection
+// fails; listened reports whether LISTEN took hold.
+func (q *Queue) listen(ctx context.Context, wake func()) (listened bool, err error) {
 	conn, err := q.pool.Acquire(ctx)
 	if err != nil {
-		return mapError("listen", err)
+		return false, mapError("listen", err)
 	}
 	// A connection in LISTEN mode is not handed back to others half-way:
 	// on any error it is closed rather than returned to the pool.
@@ -48,13 +63,14 @@ func (q *Queue) listen(ctx context.Context, wake func()) error {
 	}()
 	var channel string
 	if err := conn.QueryRow(ctx, "SELECT "+q.channelSQL(), q.channel).Scan(&channel); err != nil {
-		return mapError("listen", err)
+		return listened, mapError("listen", err)
 	}
 	// channel holds only identifier characters: New checks the prefix and
 	// schema, and the digest is hexadecimal.
 	if _, err := conn.Exec(ctx, `LISTEN "`+channel+`"`); err != nil {
-		return mapError("listen", err)
+		return listened, mapError("listen", err)
 	}
+	listened = true
 	// Whatever was enqueued before LISTEN took hold was not heard.
 	wake()
 	for {
@@ -62,7 +78,7 @@ func (q *Queue) listen(ctx context.Context, wake func()) error {
 		until := now.Add(q.cfg.PollInterval)
 		var next *time.Time
 		if err := conn.QueryRow(ctx, q.sql.nextDue, now).Scan(&next); err != nil {
-			return mapError("listen", err)
+			return listened, mapError("listen", err)
 		}
 		if next != nil && next.Before(until) {
 			until = *next
@@ -77,11 +93,11 @@ func (q *Queue) listen(ctx context.Context, wake func()) error {
 			_, uerr := conn.Exec(uctx, "UNLISTEN *")
 			cancel()
 			healthy = uerr == nil
-			return nil
+			return listened, nil
 		case err == nil, errors.Is(err, context.DeadlineExceeded):
 			wake()
 		default:
-			return mapError("listen", err)
+			return listened, mapError("listen", err)
 		}
 	}
 }
