@@ -1,5 +1,5 @@
-// Command relay is fedkit's example ActivityPub relay: Mastodon and LitePub
-// (Pleroma, Akkoma, Misskey) servers subscribe to it, and every public post
+// Command relay is fedkit's example ActivityPub relay: Mastodon, Misskey and
+// LitePub (Pleroma, Akkoma) servers subscribe to it, and every public post
 // one of them sends it is passed on to all the others.
 //
 // Run it locally in one command (embedded store, in-memory queue, no
@@ -7,39 +7,103 @@
 //
 //	go run ./examples/relay -c examples/relay/config.example.yml
 //
-// Commands:
+// It listens on 127.0.0.1:8080, generates its RSA actor key on first start
+// (examples/relay/data/actor.pem, next to the subscriber list) and logs the
+// status page's URL with a token made for this run.
+//
+// # Usage
 //
 //	relay [-c FILE] [server]     HTTP (actor, WebFinger, NodeInfo, inbox, status page),
 //	                             deliveries, and the Directory scheduler when enabled
 //	relay [-c FILE] worker       deliveries only; needs POSTGRES_URL
 //	relay -t | --test-config [-c FILE] [--strict]
+//	                             validate the configuration: no network, no state changes
 //	relay [-c FILE] directory status [origin]
 //	relay [-c FILE] directory register|heartbeat|sync origin
 //	relay [-c FILE] directory unregister origin [--remove] [--acknowledge-external-disable]
 //
-// Exit codes: 0 success, 1 failed, 2 usage, 3 invalid configuration,
-// 75 try again later (retryable Directory failure, lease held, unregister
-// pending).
+// Flags may come anywhere on the line:
 //
-// How it is built from fedkit:
+//	-c, --config FILE    the configuration file; default ./config.yml, and
+//	                     without that file the environment alone
+//	-t, --test-config    validate and print what would be used, then exit
+//	--strict             with -t: optional Directory profile values that
+//	                     would be dropped with a warning fail instead
+//	--remove             with unregister: also delete the entry from FILE
+//	--acknowledge-external-disable
+//	                     with unregister: FILE is managed elsewhere and the
+//	                     entry is disabled there; do not edit FILE
+//	-h, --help           usage
+//
+// # Configuration and environment
+//
+// The file's keys are documented in config.example.yml. POSTGRES_URL,
+// REDIS_URL and ADMIN_TOKEN in the environment override the file's, so
+// secrets need not live in it. Without a file every key is read from the
+// environment variable of the same name (PUBLIC_URL, LISTEN, DATA_DIR,
+// ACTOR_KEY, SERVICE_NAME, SUMMARY, REDIS_PREFIX, MANUAL_APPROVAL,
+// JOB_CONCURRENCY, BLOCKED_DOMAINS and ALLOWED_DOMAINS as comma-separated
+// lists, and the Directory keys package directory reads); the Directory
+// scheduler can only be enabled from a file, which unregister must be
+// able to edit.
+//
+// # Exit codes
+//
+//	0   success
+//	1   the command ran and failed (a refusal, an invalid response, a server error)
+//	2   bad command line
+//	3   invalid configuration (relay -t, or any command)
+//	75  try again later (EX_TEMPFAIL): a retryable Directory failure, a lease
+//	    held by the scheduler, an unregister left pending
+//
+// SIGINT and SIGTERM stop a server or worker gracefully: the HTTP server
+// finishes its requests, deliveries in flight finish, claimed jobs and the
+// scheduler's lease are given back.
+//
+// # How it is built from fedkit
 //
 //   - every outgoing request goes through the guarded client (package client);
 //   - the inbox verifies each request's signature, draft-cavage or RFC 9421
-//     (sig.Verifier), with keys fetched through package fetch and cached;
-//     the key's owner must be the activity's actor, or the answer is 401;
-//   - Follow of the Public collection (Mastodon) or of the relay actor
-//     (LitePub) is answered with an Accept, or kept pending under
-//     MANUAL_APPROVAL; Undo Follow unsubscribes;
-//   - public Create, Announce, Update, and any Delete or Move from a
-//     subscriber go to every other subscriber through deliver.Deliverer:
-//     forwarded as they came to Mastodon-style subscribers, Create and
-//     Announce wrapped in the relay's Announce for LitePub ones, all with
-//     the object's id as ordering key so a Delete never overtakes its Create;
+//     (sig.Verifier), with keys fetched through package fetch and cached; a
+//     key that no longer verifies is fetched again once (key rotation); the
+//     key's owner must be the activity's actor, or the answer is 401;
+//   - Follow of the Public collection (Mastodon, Misskey) or of the relay
+//     actor (LitePub) is answered with an Accept, or kept pending under
+//     MANUAL_APPROVAL until approved on the status page; a LitePub relay
+//     actor is followed back, since it publishes to its followers; Undo
+//     Follow unsubscribes;
+//   - a subscription covers its whole server: Mastodon and Misskey send each
+//     public post signed by its author, not by the instance actor that
+//     subscribed;
+//   - public Create, Announce and Update, and any Delete or Move, from a
+//     subscribed server go to every other subscriber through
+//     deliver.Deliverer: forwarded byte for byte to Mastodon-style
+//     subscribers (their Linked Data signature must survive), Create and
+//     Announce wrapped in the relay's Announce for LitePub ones, all with the
+//     object's id as ordering key so a Delete never overtakes its Create;
+//     a LitePub relay actor's Announce counts as public although it is
+//     addressed to its followers;
 //   - the deliverer's OnAttempt hook keeps per-host health for the status
-//     page (/admin/status, /admin/status.json, behind ADMIN_TOKEN);
+//     page (/admin/status, and /admin/status.json, behind ADMIN_TOKEN);
 //   - subscribers live in an atomically rewritten JSON file by default, or in
-//     Postgres with pgqueue as the durable queue (POSTGRES_URL); REDIS_URL
-//     shares the circuit breakers (redisbreaker) and the Directory
-//     scheduler's state (redisstate) between processes;
+//     Postgres with pgqueue as the durable queue (POSTGRES_URL), shared by
+//     any number of server and worker processes; REDIS_URL shares the
+//     circuit breakers (redisbreaker) and the Directory scheduler's state and
+//     lease (redisstate);
 //   - the Directory commands and scheduler are package directory's.
+//
+// # Limits
+//
+//   - Delivery health on the status page is what the serving process saw;
+//     with workers and REDIS_URL the breakers themselves are shared, but no
+//     process reads another's view.
+//   - There is no nonce-based replay protection: Mastodon's RFC 9421
+//     signatures carry no nonce, and sig.VerifierConfig.Nonces makes one
+//     mandatory. Replays within the signature window are harmless but for
+//     the wasted deliveries: forwarded activities keep the sender's id and
+//     the relay's Announce of an activity always has the same id, so
+//     receivers deduplicate them.
+//   - LitePub servers check a forwarded activity signed by someone other
+//     than its actor by fetching it from its origin, so a forwarded Delete
+//     or Update may not take effect there.
 package main
