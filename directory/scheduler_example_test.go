@@ -55,7 +55,8 @@ func ExampleRunManual() {
 	res, err := directory.RunManual(context.Background(), schedExampleClient(), directory.ManualHeartbeat,
 		"https://directory.example", &directory.ManualOpts{Store: store, Relay: "https://relay.example/actor"})
 	if errors.Is(err, directory.ErrLeaseHeld) {
-		fmt.Println("the scheduler is working on this Directory; try again shortly")
+		// RunManual waited ManualLeaseWaitDefault for the scheduler first.
+		fmt.Println("the scheduler is still working on this Directory; try again in a minute")
 		return
 	}
 	fmt.Println(res, err)

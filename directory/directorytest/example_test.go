@@ -3,9 +3,13 @@ package directorytest_test
 import (
 	"context"
 	"crypto"
+	"crypto/tls"
 	"fmt"
 	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"testing"
 
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/directory/directorytest"
@@ -47,4 +51,45 @@ func ExampleVerifyBase() {
 		pub)
 	fmt.Println(err)
 	// Output: <nil>
+}
+
+// A StateStore backend runs the conformance suite from its tests.
+func ExampleTestStateStore() {
+	_ = func(t *testing.T) { // func TestConformance(t *testing.T) in the backend's package
+		directorytest.TestStateStore(t, func(*testing.T) directory.StateStore {
+			return &directory.MemoryStateStore{} // a fresh, isolated store per call
+		})
+	}
+}
+
+// Over real TLS on loopback, through the Directory transport profile.
+func ExampleServer_StartTLS() {
+	_ = func(t *testing.T, key crypto.Signer) {
+		d := directorytest.New(&directorytest.Config{EnrollmentOpen: true,
+			Keys: map[string]crypto.PublicKey{"https://relay.example/actor#main-key": key.Public()}})
+		hc := d.StartTLS(t) // serves https://directory.example:<port>, closed at cleanup
+		c, err := directory.New(key, &directory.Config{Actor: "https://relay.example/actor", PublicBaseURL: "https://relay.example",
+			Directories: []directory.Entry{{Origin: d.Origin(), Enabled: true}}, HTTP: hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Sync(context.Background(), d.Origin(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A hand-written hostile Directory behind the same TLS and loopback setup.
+func ExampleLoopbackClient() {
+	_ = func(t *testing.T) {
+		cert, pool := directorytest.TLSCert(t)
+		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://elsewhere.example/", http.StatusTemporaryRedirect)
+		}))
+		ts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		ts.StartTLS()
+		t.Cleanup(ts.Close)
+		hc := directorytest.LoopbackClient(t, pool) // resolves directory.example to 127.0.0.1
+		_ = hc                                      // pass as directory.Config.HTTP
+	}
 }
