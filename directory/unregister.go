@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/fedkit/fedkit/directory/internal/yamledit"
@@ -146,7 +147,11 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 			return nil, fmt.Errorf("directory: unregister: cannot disable the entry durably: %w", err)
 		}
 		rep.Edited = edited
-		rep.Backup = yamledit.BackupPath(o.ConfigFile)
+		// An entry found already disabled made no backup now; name one
+		// only if an earlier edit left it.
+		if bak := yamledit.BackupPath(o.ConfigFile); edited || fileExists(bak) {
+			rep.Backup = bak
+		}
 	}
 
 	// 3. Lease-fenced suppression write.
@@ -190,4 +195,9 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 		rep.Removed = removed
 	}
 	return rep, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

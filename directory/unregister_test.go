@@ -295,3 +295,22 @@ func TestUnregisterSuppressionWriteFailureSendsNothing(t *testing.T) {
 		t.Fatal("entry not disabled")
 	}
 }
+
+// TestUnregisterAlreadyDisabled: an entry the operator disabled by hand is
+// not edited again, and the report names no backup that was never made.
+func TestUnregisterAlreadyDisabled(t *testing.T) {
+	e := newSchedEnv(t, nil, directory.Profile{})
+	e.preRegister()
+	e.writeConfig(strings.Replace(schedYAML, "enabled: true", "enabled: false", 1))
+	orig := e.readConfig()
+	rep, err := directory.Unregister(context.Background(), e.lc, schedOrigin, &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Edited || rep.Backup != "" || rep.State != directory.StateDisabled || rep.Result.Outcome != directory.OutcomeRemoved {
+		t.Fatalf("report %+v", rep)
+	}
+	if !bytes.Equal(e.readConfig(), orig) {
+		t.Fatal("an already disabled entry was rewritten")
+	}
+}
