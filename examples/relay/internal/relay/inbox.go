@@ -211,14 +211,32 @@ func (r *Relay) sendAccept(ctx context.Context, sub store.Subscriber) error {
 	if sub.Style != store.StyleLitePub {
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{
-		"@context": "https://www.w3.org/ns/activitystreams",
-		"id":       r.newID(),
-		"type":     "Follow",
-		"actor":    r.actor,
-		"object":   sub.Actor,
-		"to":       []string{sub.Actor},
-	})
+	return r.sendToSubscriber(ctx, sub, r.followBack(sub))
+}
+
+// followBack is the relay's Follow of a LitePub subscriber. Its id is
+// derived from the subscriber, so the Undo sent when the subscription ends
+// names it without the relay storing it.
+func (r *Relay) followBack(sub store.Subscriber) map[string]any {
+	h := sha256.Sum256([]byte(sub.Actor))
+	return map[string]any{"id": r.cfg.PublicURL + "/activities/follow-" + hex.EncodeToString(h[:16]),
+		"type": "Follow", "actor": r.actor, "object": sub.Actor}
+}
+
+// endFollowBack undoes the relay's follow-back of a LitePub subscriber that
+// left, so its relay actor stops announcing to the relay.
+func (r *Relay) endFollowBack(ctx context.Context, sub store.Subscriber) error {
+	if sub.Style != store.StyleLitePub || sub.State != store.StateActive {
+		return nil // a pending subscriber was never followed back
+	}
+	return r.sendToSubscriber(ctx, sub, map[string]any{"id": r.newID(), "type": "Undo", "actor": r.actor, "object": r.followBack(sub)})
+}
+
+// sendToSubscriber queues activity, from the relay, for sub alone.
+func (r *Relay) sendToSubscriber(ctx context.Context, sub store.Subscriber, activity map[string]any) error {
+	activity["@context"] = "https://www.w3.org/ns/activitystreams"
+	activity["to"] = []string{sub.Actor}
+	b, err := json.Marshal(activity)
 	if err != nil {
 		return err
 	}
@@ -259,18 +277,7 @@ func (r *Relay) followObject(sub store.Subscriber) any {
 }
 
 func (r *Relay) sendResponse(ctx context.Context, sub store.Subscriber, typ string) error {
-	b, err := json.Marshal(map[string]any{
-		"@context": "https://www.w3.org/ns/activitystreams",
-		"id":       r.newID(),
-		"type":     typ,
-		"actor":    r.actor,
-		"object":   r.followObject(sub),
-		"to":       []string{sub.Actor},
-	})
-	if err != nil {
-		return err
-	}
-	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
+	return r.sendToSubscriber(ctx, sub, map[string]any{"id": r.newID(), "type": typ, "actor": r.actor, "object": r.followObject(sub)})
 }
 
 func (r *Relay) undo(ctx context.Context, act *activity, _ []byte) (int, string) {
@@ -295,6 +302,9 @@ func (r *Relay) undo(ctx context.Context, act *activity, _ []byte) (int, string)
 	}
 	if _, err := r.cfg.Store.Delete(ctx, sender); err != nil {
 		return http.StatusServiceUnavailable, "store unavailable"
+	}
+	if err := r.endFollowBack(ctx, sub); err != nil {
+		r.log.WarnContext(ctx, "undo: queue the follow-back's Undo", "actor", sender, "err", err)
 	}
 	r.log.InfoContext(ctx, "unsubscribed", "actor", sender)
 	return http.StatusAccepted, ""

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -105,10 +106,22 @@ func TestLitePubRelayFollowAndAccept(t *testing.T) {
 	if acc.Type != "Accept" || acc.Actor != base+"/actor" || acc.Object.ID != "https://c.example/activities/0b7f5c2e" || acc.Object.Object != base+"/actor" {
 		t.Fatalf("Accept = %s", sends[0].Body)
 	}
-	var back struct{ Type, Actor, Object string }
+	var back struct{ ID, Type, Actor, Object string }
 	_ = json.Unmarshal(sends[1].Body, &back)
-	if back.Type != "Follow" || back.Actor != base+"/actor" || back.Object != rel {
+	if back.Type != "Follow" || back.Actor != base+"/actor" || back.Object != rel || back.ID != f.r.followBack(sub)["id"] {
 		t.Fatalf("follow-back = %s", sends[1].Body)
+	}
+	// Removed by the operator: rejected, and unfollowed.
+	req := httptest.NewRequest(http.MethodPost, base+"/admin/subscribers/remove?token=admin-token-0123456789&actor="+url.QueryEscape(rel), nil)
+	f.r.Handler().ServeHTTP(httptest.NewRecorder(), req)
+	var types []string
+	for _, s := range f.send.take() {
+		var a struct{ Type string }
+		_ = json.Unmarshal(s.Body, &a)
+		types = append(types, a.Type)
+	}
+	if !slices.Equal(types, []string{"Reject", "Undo"}) {
+		t.Fatalf("sent %v on removal; want Reject and Undo", types)
 	}
 }
 
@@ -240,6 +253,27 @@ func TestUndoFollowShapes(t *testing.T) {
 			_, still, _ := f.store.Get(context.Background(), a.actor)
 			if still == tt.want {
 				t.Fatalf("subscribed after Undo: %v; want %v", still, !tt.want)
+			}
+			// A LitePub subscriber that leaves is unfollowed, under the
+			// follow-back's own id, so its relay actor stops announcing.
+			sends := f.send.take()
+			if tt.object != rel || !tt.want {
+				if len(sends) != 0 {
+					t.Fatalf("sends = %+v; want none", sends)
+				}
+				return
+			}
+			var undo struct {
+				Type, Actor string
+				Object      struct{ ID, Type, Actor, Object string }
+			}
+			if len(sends) != 1 || json.Unmarshal(sends[0].Body, &undo) != nil {
+				t.Fatalf("sends = %+v; want the Undo of the follow-back", sends)
+			}
+			wantID := f.r.followBack(store.Subscriber{Actor: a.actor})["id"]
+			if undo.Type != "Undo" || undo.Actor != base+"/actor" || undo.Object.Type != "Follow" || undo.Object.ID != wantID ||
+				undo.Object.Object != a.actor || !slices.Equal(sends[0].Inboxes, []string{"https://a.example/inbox"}) {
+				t.Fatalf("Undo = %s to %v; want the follow-back %s undone", sends[0].Body, sends[0].Inboxes, wantID)
 			}
 		})
 	}

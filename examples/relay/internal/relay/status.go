@@ -180,6 +180,7 @@ func (r *Relay) serveRemove(w http.ResponseWriter, req *http.Request) {
 		}
 		// Tell the server, so it stops sending; a pending one is rejected.
 		_ = r.sendResponse(ctx, sub, "Reject")
+		_ = r.endFollowBack(ctx, sub)
 	}
 	r.backToStatus(w, req)
 }
