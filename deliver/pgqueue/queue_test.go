@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,12 +223,14 @@ func TestUpgradeKeepsJobs(t *testing.T) {
 func TestPrefixAndSchemaIsolate(t *testing.T) {
 	pool := pgtest.Pool(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS fedkit_pgqueue_iso"); err != nil {
+	// A second fresh schema, named explicitly through Schema; pgtest names
+	// it uniquely and drops it, so concurrent runs of this test never meet.
+	var other string
+	if err := pgtest.Pool(t).QueryRow(ctx, "SELECT current_schema()").Scan(&other); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA fedkit_pgqueue_iso CASCADE") })
 	var qs []*pgqueue.Queue
-	for _, cfg := range []*pgqueue.Config{nil, {TablePrefix: "tenant_b_"}, {Schema: "fedkit_pgqueue_iso"}} {
+	for _, cfg := range []*pgqueue.Config{nil, {TablePrefix: "tenant_b_"}, {Schema: other}} {
 		qs = append(qs, migrated(t, pool, cfg))
 	}
 	for i, q := range qs {
@@ -490,7 +493,10 @@ func TestContextErrorsPassThrough(t *testing.T) {
 // hears the next Enqueue.
 func TestNotifyReconnects(t *testing.T) {
 	cs := pgtest.ConnString(t)
-	const prefix = "reconnect_test_" // names the listener's queries in pg_stat_activity
+	// Names the listener's queries in pg_stat_activity, which shows every
+	// session of the server: unique, so a concurrent run is not mistaken
+	// for this one.
+	prefix := fmt.Sprintf("reconnect_%d_%d_", os.Getpid(), time.Now().UnixNano()%1e9)
 	open := func() (*pgqueue.Queue, *pgxpool.Pool) {
 		pool := openPool(t, cs, nil)
 		return migrated(t, pool, &pgqueue.Config{TablePrefix: prefix, PollInterval: time.Hour}), pool
