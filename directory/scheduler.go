@@ -21,8 +21,9 @@ const (
 	ReconcileTimeoutDefault = 90 * time.Second
 )
 
-// ErrSchedulerConfig is returned by NewScheduler for an unusable
-// configuration.
+// ErrSchedulerConfig is returned by NewScheduler, RunManual and
+// AcquireLease for an unusable configuration (a missing file or relay, a
+// renewal period not shorter than the lease).
 var ErrSchedulerConfig = errors.New("directory: invalid scheduler configuration")
 
 // Lifecycle is what the scheduler, manual commands and unregister need from

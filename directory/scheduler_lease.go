@@ -3,6 +3,7 @@ package directory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -74,7 +75,7 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 		o.Renew = LeaseRenewDefault
 	}
 	if o.Renew >= o.TTL {
-		return nil, errors.New("directory: lease renewal period must be shorter than its TTL")
+		return nil, fmt.Errorf("%w: lease renewal period must be shorter than its TTL", ErrSchedulerConfig)
 	}
 	tok, err := acquireWaiting(ctx, store, origin, o.TTL, o.Wait)
 	if err != nil {

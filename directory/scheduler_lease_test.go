@@ -78,3 +78,11 @@ func (c *countingStore) Renew(ctx context.Context, origin, token string, ttl tim
 	c.renews.Add(1)
 	return c.MemoryStateStore.Renew(ctx, origin, token, ttl)
 }
+
+func TestAcquireLeaseRefusesRenewNotShorterThanTTL(t *testing.T) {
+	_, err := directory.AcquireLease(context.Background(), &directory.MemoryStateStore{}, "https://directory.example",
+		&directory.LeaseOpts{TTL: time.Second, Renew: time.Second})
+	if !errors.Is(err, directory.ErrSchedulerConfig) {
+		t.Fatalf("err = %v, want ErrSchedulerConfig", err)
+	}
+}
