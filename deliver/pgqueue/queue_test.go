@@ -575,3 +575,35 @@ func TestChannelPerDeployment(t *testing.T) {
 		t.Fatalf("channel %q", a1)
 	}
 }
+
+// A cache smaller than the sends in flight still hands each job its own
+// send's envelope, reloading what it evicted.
+func TestEnvelopeCacheEviction(t *testing.T) {
+	q := newQueue(t, &pgqueue.Config{EnvelopeCache: 1})
+	ctx := context.Background()
+	tags := []string{"e0", "e1", "e2"}
+	for _, tag := range tags {
+		if err := q.Enqueue(ctx, env(tag, inboxes(4)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	for {
+		jobs := claim(t, q, t0, 5) // batches straddle sends
+		if len(jobs) == 0 {
+			break
+		}
+		for _, j := range jobs {
+			e := j.Envelope
+			if want := `{"id":"https://a.example/activities/` + e.Tag + `"}`; string(e.Body) != want || e.ActivityID != "https://a.example/activities/"+e.Tag {
+				t.Fatalf("job of send %s carries body %s", e.Tag, e.Body)
+			}
+			seen[e.Tag]++
+		}
+	}
+	for _, tag := range tags {
+		if seen[tag] != 4 {
+			t.Fatalf("claimed %v, want 4 jobs of each send", seen)
+		}
+	}
+}
