@@ -97,12 +97,12 @@
 //   - Delivery health on the status page is what the serving process saw;
 //     with workers and REDIS_URL the breakers themselves are shared, but no
 //     process reads another's view.
-//   - There is no nonce-based replay protection: Mastodon's RFC 9421
-//     signatures carry no nonce, and sig.VerifierConfig.Nonces makes one
-//     mandatory. Replays within the signature window are harmless but for
-//     the wasted deliveries: forwarded activities keep the sender's id and
-//     the relay's Announce of an activity always has the same id, so
-//     receivers deduplicate them.
+//   - Replays are refused only for RFC 9421 signatures that carry a nonce
+//     (a sig.MemoryNonceStore, per process). Mastodon signs without one,
+//     and a verifier with a NonceStore requires one, so other requests may
+//     be replayed within the signature window; that costs only deliveries:
+//     forwarded activities keep the sender's id and the relay's Announce of
+//     an activity always has the same id, so receivers deduplicate them.
 //   - LitePub servers check a forwarded activity signed by someone other
 //     than its actor by fetching it from its origin, so a forwarded Delete
 //     or Update may not take effect there.

@@ -135,7 +135,11 @@ func (r *Relay) verify(req *http.Request, body []byte) (*sig.Result, error) {
 		rq.Body = io.NopCloser(bytes.NewReader(body))
 		rq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		rq.ContentLength = int64(len(body))
-		res, err := r.verifier.Verify(rq)
+		v := r.verifier
+		if strings.Contains(req.Header.Get("Signature-Input"), "nonce=") {
+			v = r.nonced
+		}
+		res, err := v.Verify(rq)
 		return res, used, err
 	}
 	res, used, err := attempt()

@@ -87,7 +87,11 @@ type Relay struct {
 	keyID    string
 	pubPEM   string
 	verifier *sig.Verifier
-	log      *slog.Logger
+	// nonced verifies signatures that carry an RFC 9421 nonce and refuses
+	// a nonce seen before. Mastodon signs without one, and a verifier with
+	// a NonceStore requires one, so it is used only when a nonce is sent.
+	nonced *sig.Verifier
+	log    *slog.Logger
 }
 
 // New returns a Relay.
@@ -130,8 +134,12 @@ func New(cfg *Config) (*Relay, error) {
 		}
 		return c.Keys.ResolveKey(ctx, id)
 	})
-	r.verifier, err = sig.NewVerifier(keys, &sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes})
-	if err != nil {
+	vc := sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes}
+	if r.verifier, err = sig.NewVerifier(keys, &vc); err != nil {
+		return nil, err
+	}
+	vc.Nonces = sig.NewMemoryNonceStore(&sig.MemoryNonceStoreConfig{Now: c.Now})
+	if r.nonced, err = sig.NewVerifier(keys, &vc); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -1,8 +1,10 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -376,5 +378,42 @@ func TestRFC9421Accepted(t *testing.T) {
 	f.r.Handler().ServeHTTP(w, req)
 	if w.Code != http.StatusAccepted {
 		t.Fatalf("RFC 9421 signed Follow = %d %s", w.Code, w.Body)
+	}
+}
+
+// TestNonceReplay: a signature with an RFC 9421 nonce is accepted once;
+// Mastodon's, without a nonce, is accepted each time it comes.
+func TestNonceReplay(t *testing.T) {
+	f := newFixture(t, nil)
+	a := f.peers["a"]
+	f.subscribe("a", Public)
+	nonced, err := sig.NewSigner(a.key, a.actor+"#main-key", &sig.SignerConfig{Nonce: sig.RandomNonce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"id": "https://a.example/notes/r/activity", "type": "Create", "actor": a.actor,
+		"to": []string{Public}, "object": map[string]any{"id": "https://a.example/notes/r", "type": "Note"}})
+	for _, tt := range []struct {
+		name       string
+		signer     *sig.Signer
+		secondCode int
+	}{
+		{"with nonce", nonced, http.StatusUnauthorized},
+		{"without nonce", a.signer, http.StatusAccepted},
+	} {
+		req := httptest.NewRequest(http.MethodPost, base+"/inbox", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/activity+json")
+		if err := tt.signer.Sign(req, sig.SchemeRFC9421); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int{http.StatusAccepted, tt.secondCode} {
+			replay := req.Clone(context.Background())
+			replay.Body = io.NopCloser(bytes.NewReader(body))
+			w := httptest.NewRecorder()
+			f.r.Handler().ServeHTTP(w, replay)
+			if w.Code != want {
+				t.Errorf("%s: request %d = %d; want %d", tt.name, i+1, w.Code, want)
+			}
+		}
 	}
 }
