@@ -2,8 +2,6 @@ package directory_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,24 +17,6 @@ const (
 	schedBase   = "https://relay.example"
 	schedOrigin = directorytest.OriginDefault
 )
-
-var (
-	schedKeyOnce sync.Once
-	schedKeyVal  *rsa.PrivateKey
-)
-
-// schedKey is a throwaway 2048-bit key shared by the scheduler tests.
-func schedKey(t testing.TB) *rsa.PrivateKey {
-	t.Helper()
-	schedKeyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		schedKeyVal = k
-	})
-	return schedKeyVal
-}
 
 // schedEnv is a relay, a fake Directory, a store and a config file.
 type schedEnv struct {
@@ -59,7 +39,7 @@ DIRECTORY_SCHEDULER_ENABLED: true
 // the test needs fake time, so every clock agrees.
 func newSchedEnv(t *testing.T, store directory.StateStore, profile directory.Profile) *schedEnv {
 	t.Helper()
-	key := schedKey(t)
+	key := testKey(t)
 	srv := directorytest.New(&directorytest.Config{EnrollmentOpen: true, RateBurst: 1000, RateRefill: time.Second})
 	srv.AddKey(schedActor+"#main-key", &key.PublicKey)
 	cl, err := directory.New(key, &directory.Config{
