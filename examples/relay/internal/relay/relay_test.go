@@ -72,6 +72,17 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestAdminHeaders: the page with the operator's buttons cannot be framed
+// (clickjacking), and a token in its URL is not sent on as a Referer.
+func TestAdminHeaders(t *testing.T) {
+	f := newFixture(t, nil)
+	w := get(f.r.Handler(), base+"/admin/status?token=admin-token-0123456789")
+	if w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+		w.Header().Get("Referrer-Policy") != "no-referrer" || w.Header().Get("Cache-Control") != "no-store" {
+		t.Fatalf("%d %v", w.Code, w.Header())
+	}
+}
+
 func TestAdminDisabledWithoutToken(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.AdminToken = "" })
 	if w := get(f.r.Handler(), base+"/admin/status?token="); w.Code != http.StatusNotFound {

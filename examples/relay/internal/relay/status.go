@@ -94,6 +94,8 @@ func (r *Relay) Report(ctx context.Context) *Report {
 func (r *Relay) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
+		// The token may be in the URL: keep it out of Referer headers.
+		w.Header().Set("Referrer-Policy", "no-referrer")
 		if r.cfg.AdminToken == "" {
 			http.Error(w, "admin pages are disabled", http.StatusNotFound)
 			return
@@ -133,7 +135,7 @@ func (r *Relay) serveStatus(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	_ = statusTmpl.Execute(w, struct {
 		*Report
 		Token string
