@@ -96,15 +96,11 @@ func NewScheduler(lc Lifecycle, store StateStore, cfg *SchedulerConfig) (*Schedu
 	if c.Relay == "" {
 		return nil, fmt.Errorf("%w: Relay is required", ErrSchedulerConfig)
 	}
-	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = LeaseTTLDefault
+	lo, err := LeaseOpts{TTL: c.LeaseTTL, Renew: c.LeaseRenew}.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if c.LeaseRenew <= 0 {
-		c.LeaseRenew = LeaseRenewDefault
-	}
-	if c.LeaseRenew >= c.LeaseTTL {
-		return nil, fmt.Errorf("%w: LeaseRenew must be shorter than LeaseTTL", ErrSchedulerConfig)
-	}
+	c.LeaseTTL, c.LeaseRenew = lo.TTL, lo.Renew
 	if c.ObserveInterval <= 0 {
 		c.ObserveInterval = ObserveIntervalDefault
 	}

@@ -24,6 +24,21 @@ type LeaseOpts struct {
 	Wait time.Duration
 }
 
+// withDefaults fills TTL and Renew and checks that renewal comes well
+// before expiry.
+func (o LeaseOpts) withDefaults() (LeaseOpts, error) {
+	if o.TTL <= 0 {
+		o.TTL = LeaseTTLDefault
+	}
+	if o.Renew <= 0 {
+		o.Renew = LeaseRenewDefault
+	}
+	if o.Renew >= o.TTL {
+		return o, fmt.Errorf("%w: the lease renewal period must be shorter than its TTL", ErrSchedulerConfig)
+	}
+	return o, nil
+}
+
 // ManualLeaseWaitDefault is how long RunManual and Unregister wait for a
 // busy scheduler to finish its reconciliation and release the lease. It
 // matches the longest remote Retry-After an interactive command waits out.
@@ -68,14 +83,9 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 	if opts != nil {
 		o = *opts
 	}
-	if o.TTL <= 0 {
-		o.TTL = LeaseTTLDefault
-	}
-	if o.Renew <= 0 {
-		o.Renew = LeaseRenewDefault
-	}
-	if o.Renew >= o.TTL {
-		return nil, fmt.Errorf("%w: lease renewal period must be shorter than its TTL", ErrSchedulerConfig)
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	tok, err := acquireWaiting(ctx, store, origin, o.TTL, o.Wait)
 	if err != nil {
