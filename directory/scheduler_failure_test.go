@@ -2,6 +2,7 @@ package directory_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -256,14 +257,20 @@ func TestSchedulerRunWakesForHeartbeatAndConfig(t *testing.T) {
 
 func TestSchedulerEnvironmentOnlyRefused(t *testing.T) {
 	e := newSchedEnv(t, nil, directory.Profile{})
-	if _, err := directory.NewScheduler(e.lc, e.store, &directory.SchedulerConfig{Relay: schedActor}); err == nil {
-		t.Fatal("scheduler without a YAML file accepted")
+	for _, tc := range []struct {
+		name string
+		cfg  directory.SchedulerConfig
+	}{
+		{"no YAML file (environment-only)", directory.SchedulerConfig{Relay: schedActor}},
+		{"no relay", directory.SchedulerConfig{ConfigFile: e.config}},
+		{"renewal not shorter than TTL", directory.SchedulerConfig{ConfigFile: e.config, Relay: schedActor, LeaseTTL: time.Second, LeaseRenew: time.Second}},
+	} {
+		if _, err := directory.NewScheduler(e.lc, e.store, &tc.cfg); !errors.Is(err, directory.ErrSchedulerConfig) {
+			t.Errorf("%s: err = %v, want ErrSchedulerConfig", tc.name, err)
+		}
 	}
-	if _, err := directory.NewScheduler(e.lc, e.store, &directory.SchedulerConfig{ConfigFile: e.config}); err == nil {
-		t.Fatal("scheduler without Relay accepted")
-	}
-	if _, err := directory.NewScheduler(e.lc, e.store, &directory.SchedulerConfig{ConfigFile: e.config, Relay: schedActor, LeaseTTL: time.Second, LeaseRenew: time.Second}); err == nil {
-		t.Fatal("renewal not shorter than TTL accepted")
+	if _, err := directory.NewScheduler(e.lc, e.store, &directory.SchedulerConfig{ConfigFile: e.config, Relay: schedActor}); err != nil {
+		t.Fatalf("valid configuration refused: %v", err)
 	}
 }
 
