@@ -39,7 +39,8 @@
 // A nil Lock, or one whose Wait is not positive, fails every refresh closed
 // before anything is purged. A DID whose fresh resolution shows it has left
 // the bridge (see origin.Admitter.ClearOnRefresh) has its origin fields
-// cleared at the same time.
+// cleared at the same time; a community keeps an origin the spec's
+// own-domain rule allows it when the Store supplies Subject.Origin.
 //
 // A Store may also implement HandleHolder, to let a refresh whose new handle
 // another row still holds refresh that row first, and PDSSetter, to keep the
@@ -67,5 +68,9 @@
 // Sweep re-checks every row the application lists on a trusted bridge PDS
 // and writes through the same locked refresh. DryRun resolves and verifies
 // only; the report has one reason code per row, and AllMatched is true only
-// when every bridged row ends matching its verified handle.
+// when every checked row ends matching its verified handle. A Lister that is
+// also an OriginLister lets the sweep visit rows holding origin fields whose
+// stored PDS is off the trusted list, so removing a host from the list
+// clears its rows' fields at the next sweep; SweepOpts.TrustedHosts replaces
+// the configured list for both the selection and that decision.
 package identity

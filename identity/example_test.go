@@ -187,3 +187,23 @@ func ExampleRefresher_HandleAccountEvent() {
 	fmt.Println(cleared, err)
 	// Output: true <nil>
 }
+
+// A host removed from the trusted list: its rows are no longer listed as
+// bridged, and an OriginLister (identitytest.Store is one) hands the sweep
+// those still holding origin fields, which are cleared when the fresh
+// resolution is off the bridge.
+func ExampleOriginLister() {
+	res := identitytest.NewResolver()
+	store := identitytest.NewStore() // an identity.Lister and OriginLister
+	did := identity.DID("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa")
+	store.Put(identity.Subject{DID: did, Kind: identity.KindUser, Handle: "alice.old.test", PDS: "https://pds.old.test", HasOrigin: true})
+	res.Set(identity.Identity{DID: did, Handle: "alice.old.test", PDS: "https://pds.old.test"})
+	ref, _ := identity.NewRefresher(res, store, &identity.RefresherConfig{
+		Lock: identity.NewMemoryLock(time.Second), TrustedHosts: []string{"pds.bridge.test"}, // pds.old.test removed
+	})
+	rep, _ := ref.Sweep(context.Background(), store, nil)
+	row := rep.Rows[0]
+	fmt.Println(row.Reason, row.OffList, row.OriginCleared)
+	// Output:
+	// matched true true
+}

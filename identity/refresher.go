@@ -50,6 +50,14 @@ type Subject struct {
 	// HasOrigin reports that the row holds a non-empty origin field, so a
 	// DID seen off the bridge needs clearing.
 	HasOrigin bool
+	// Origin is a community's stored origin domain, or "" when the
+	// application does not supply it (users' is not read). With it, a
+	// community that resolves off the bridge keeps an origin the spec 4.4
+	// own-domain rule allows its verified handle and loses any other; without
+	// it, the community's origin is cleared only when its stored PDS is a
+	// trusted host (a native community's own-domain origin cannot be told
+	// from a foreign one, so it is kept).
+	Origin string
 }
 
 // Store is the application's table access. Subject must be one indexed read:
@@ -132,9 +140,28 @@ type Refresher struct {
 	resolver Resolver
 	store    Store
 	cfg      RefresherConfig
+	fresh    origin.Resolver // the uncached resolver, for sweep policies
+	bridge   *bridgePolicy
+	debounce *debounce
+}
+
+// bridgePolicy is the trusted bridge list a refresh judges origin fields
+// by: the Refresher's, or a Sweep's TrustedHosts.
+type bridgePolicy struct {
 	trusted  origin.TrustedHosts
 	admitter *origin.Admitter // only its ClearOnRefresh is used
-	debounce *debounce
+}
+
+func newBridgePolicy(fresh origin.Resolver, hosts []string) (*bridgePolicy, error) {
+	trusted, err := origin.NewTrustedHosts(hosts)
+	if err != nil {
+		return nil, err
+	}
+	adm, err := origin.NewAdmitter(fresh, &origin.AdmitConfig{TrustedHosts: hosts})
+	if err != nil {
+		return nil, err
+	}
+	return &bridgePolicy{trusted: trusted, admitter: adm}, nil
 }
 
 // NewRefresher builds a Refresher. resolver must be uncached: a *Cache is
@@ -169,14 +196,10 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 		r.cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	var err error
-	if r.trusted, err = origin.NewTrustedHosts(r.cfg.TrustedHosts); err != nil {
-		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
-	}
-	fresh, err := NewOriginResolver(resolver)
-	if err != nil {
+	if r.fresh, err = NewOriginResolver(resolver); err != nil {
 		return nil, err
 	}
-	if r.admitter, err = origin.NewAdmitter(fresh, &origin.AdmitConfig{TrustedHosts: r.cfg.TrustedHosts}); err != nil {
+	if r.bridge, err = newBridgePolicy(r.fresh, r.cfg.TrustedHosts); err != nil {
 		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
 	}
 	r.debounce = newDebounce(r.cfg.DebounceTTL, r.cfg.DebounceMaxEntries)
@@ -199,7 +222,7 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 // Errors are *RefreshError; test them with errors.Is against ErrUnresolved,
 // ErrPermanent, ErrBusy and ErrDeferred.
 func (r *Refresher) RefreshHandle(ctx context.Context, did DID) error {
-	_, err := r.refresh(ctx, did)
+	_, err := r.refresh(ctx, did, r.bridge)
 	return err
 }
 
@@ -210,10 +233,10 @@ type refreshResult struct {
 	originCleared bool
 }
 
-func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error) {
-	res, err := r.refreshOnce(ctx, did)
-	if r.incumbentFreed(ctx, did, res.new, err) {
-		return r.refreshOnce(ctx, did)
+func (r *Refresher) refresh(ctx context.Context, did DID, p *bridgePolicy) (refreshResult, error) {
+	res, err := r.refreshOnce(ctx, did, p)
+	if r.incumbentFreed(ctx, did, res.new, err, p) {
+		return r.refreshOnce(ctx, did, p)
 	}
 	return res, err
 }
@@ -221,7 +244,7 @@ func (r *Refresher) refresh(ctx context.Context, did DID) (refreshResult, error)
 // incumbentFreed handles a refresh of did that failed because another row
 // holds its new handle h: when the Store is a HandleHolder, it refreshes
 // that row (without chasing further) and reports whether h is free now.
-func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err error) bool {
+func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err error, p *bridgePolicy) bool {
 	holders, ok := r.store.(HandleHolder)
 	var re *RefreshError
 	if !ok || h.IsZero() || !errors.As(err, &re) || re.Reason != ReasonHandleTaken {
@@ -231,7 +254,7 @@ func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err e
 	if herr != nil || inc.DID == did {
 		return false
 	}
-	if _, ierr := r.refreshOnce(ctx, inc.DID); ierr != nil {
+	if _, ierr := r.refreshOnce(ctx, inc.DID, p); ierr != nil {
 		r.cfg.Logger.DebugContext(ctx, "incumbent not refreshed", "did", did, "incumbent", inc.DID, "err", ierr)
 		return false
 	}
@@ -239,7 +262,7 @@ func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err e
 	return errors.Is(herr, ErrUnknownDID) || (herr == nil && now.DID == did)
 }
 
-func (r *Refresher) refreshOnce(ctx context.Context, did DID) (refreshResult, error) {
+func (r *Refresher) refreshOnce(ctx context.Context, did DID, p *bridgePolicy) (refreshResult, error) {
 	var res refreshResult
 	// Fail closed before touching anything.
 	if r.cfg.Lock == nil || r.cfg.Lock.Wait() <= 0 {
@@ -304,10 +327,7 @@ func (r *Refresher) refreshOnce(ctx context.Context, did DID) (refreshResult, er
 			}
 			res.updated = true
 		}
-		// A community off the bridge may hold its own domain as origin
-		// (spec 4.4); only one whose stored PDS was the bridge has left it.
-		leftBridge := s.Kind != KindCommunity || r.trusted.Contains(s.PDS)
-		if s.HasOrigin && leftBridge && r.offBridge(id, h) {
+		if p.clearsOrigin(s, id, h) {
 			if err := r.store.ClearOrigin(ctx, s, origin.ClearAll()); err != nil {
 				return unresolved(did, ReasonStoreFailed, err)
 			}
@@ -388,10 +408,31 @@ func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Ha
 	return id, h, nil
 }
 
+// clearsOrigin reports whether s's origin fields must be cleared now that
+// a fresh resolution verified h (spec 5.2): the row holds some, the DID is
+// off the bridge, and, for a community, the origin is not one spec 4.4
+// lets a repository off the bridge keep.
+func (p *bridgePolicy) clearsOrigin(s Subject, id *Identity, h Handle) bool {
+	if !s.HasOrigin || !p.offBridge(id, h) {
+		return false
+	}
+	if s.Kind != KindCommunity {
+		return true
+	}
+	if s.Origin != "" {
+		// Off the bridge a community may keep only its own domain.
+		_, err := origin.CommunityOrigin(s.Origin, string(h), false)
+		return err != nil
+	}
+	// The origin is unknown and may be a native community's own domain
+	// (spec 4.4): only one whose stored PDS was the bridge has left it.
+	return p.trusted.Contains(s.PDS)
+}
+
 // offBridge asks origin whether a verified, fresh resolution has left the
 // bridge: its PDS is no longer trusted, or the handle's registrable domain
 // no longer matches the PDS's.
-func (r *Refresher) offBridge(id *Identity, h Handle) bool {
-	clear, _ := r.admitter.ClearOnRefresh(origin.Resolution{DID: string(id.DID), Handle: string(h), PDS: id.PDS, HandleDID: string(id.DID)})
+func (p *bridgePolicy) offBridge(id *Identity, h Handle) bool {
+	clear, _ := p.admitter.ClearOnRefresh(origin.Resolution{DID: string(id.DID), Handle: string(h), PDS: id.PDS, HandleDID: string(id.DID)})
 	return clear
 }

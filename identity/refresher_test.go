@@ -470,23 +470,33 @@ func TestOriginClearedOffBridge(t *testing.T) {
 
 // A community that was never on the bridge holds its own-domain origin
 // (spec 4.4): an identity refresh must not clear it. One whose stored PDS
-// was the bridge and now is not has left the bridge and is cleared.
+// was the bridge and now is not has left the bridge and is cleared. When the
+// application supplies the stored origin, a community off the bridge keeps
+// exactly the origins spec 4.4 allows its verified handle, whatever its
+// stored PDS.
 func TestCommunityOriginOnRefresh(t *testing.T) {
 	const elsewhere = "https://pds.elsewhere.test"
 	for _, tc := range []struct {
 		name        string
 		handle      identity.Handle
+		origin      string
 		storedPDS   string
 		freshPDS    string
 		wantCleared bool
 	}{
-		{"NativeCommunityKeepsOrigin", "c.elsewhere.test", elsewhere, elsewhere, false},
-		{"CommunityLeftBridge", "c.bridge.test", bridge, elsewhere, true},
-		{"CommunityStillOnBridge", "c.bridge.test", bridge, bridge, false},
+		{"NativeCommunityKeepsOrigin", "c.elsewhere.test", "", elsewhere, elsewhere, false},
+		{"CommunityLeftBridge", "c.bridge.test", "", bridge, elsewhere, true},
+		{"CommunityStillOnBridge", "c.bridge.test", "", bridge, bridge, false},
+		{"NativeOwnDomainKept", "c.elsewhere.test", "elsewhere.test", elsewhere, elsewhere, false},
+		{"NativeForeignOriginCleared", "c.elsewhere.test", "lemmy.example", elsewhere, elsewhere, true},
+		{"LeftBridgeOwnDomainKept", "c.elsewhere.test", "elsewhere.test", bridge, elsewhere, false},
+		{"LeftBridgeForeignCleared", "c.elsewhere.test", "lemmy.example", bridge, elsewhere, true},
+		{"OnBridgeForeignKept", "c.bridge.test", "lemmy.example", bridge, bridge, false},
+		{"HandleOwnNameCleared", "c.elsewhere.test", "c.elsewhere.test", elsewhere, elsewhere, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := setup(t, nil)
-			b.store.Put(identity.Subject{DID: didA, Kind: identity.KindCommunity, Handle: tc.handle, PDS: tc.storedPDS, HasOrigin: true})
+			b := setup(t, func(c *identity.RefresherConfig) { c.Community = acceptHooks{} })
+			b.store.Put(identity.Subject{DID: didA, Kind: identity.KindCommunity, Handle: tc.handle, PDS: tc.storedPDS, HasOrigin: true, Origin: tc.origin})
 			b.res.Set(ident(didA, tc.handle, tc.freshPDS))
 			if err := b.r.RefreshHandle(context.Background(), didA); err != nil {
 				t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/fedkit/fedkit/origin"
 )
 
 // SweepConcurrencyDefault is how many rows Sweep checks at once.
@@ -22,6 +20,23 @@ type Lister interface {
 	ListBridged(ctx context.Context, hosts []string, fn func(Subject) error) error
 }
 
+// OriginLister is optionally implemented by a Lister. Sweep selects rows
+// by their stored PDS, so without it a row holding origin fields whose
+// stored PDS is on a host just removed from the trusted list is never
+// visited and keeps its fields. With it, Sweep also checks every such row
+// through the same locked refresh, which clears the fields when the fresh
+// resolution is off the bridge (spec 5.2: "a host is removed from the
+// trusted list, when the sweep runs").
+type OriginLister interface {
+	// ListWithOrigin calls fn for every user and community row holding a
+	// non-empty origin field (Subject.HasOrigin), whatever its stored PDS;
+	// Sweep skips rows on a trusted host, which ListBridged already gave.
+	// It stops at fn's first error and returns it. Communities need
+	// Subject.Origin, here and from Store.Subject, to be cleared: see
+	// Subject.Origin.
+	ListWithOrigin(ctx context.Context, fn func(Subject) error) error
+}
+
 // SweepOpts are the options of one Sweep run.
 type SweepOpts struct {
 	// DryRun resolves and verifies only: no purge, no lock, no write.
@@ -30,8 +45,10 @@ type SweepOpts struct {
 	// RefresherConfig.Cache to be a *Cache (or CacheClearer) and cannot be
 	// combined with DryRun.
 	ClearCacheFirst bool
-	// TrustedHosts picks the rows to check by their stored PDS. Defaults to
-	// RefresherConfig.TrustedHosts.
+	// TrustedHosts replaces RefresherConfig.TrustedHosts for the run: it
+	// picks the rows to check by their stored PDS, and a row whose fresh
+	// resolution is off these hosts has its origin fields cleared.
+	// Defaults to RefresherConfig.TrustedHosts.
 	TrustedHosts []string
 	// Concurrency is how many rows are checked at once; size the lock's
 	// pool to it. Defaults to SweepConcurrencyDefault.
@@ -59,6 +76,9 @@ type SweepRow struct {
 	// OriginCleared reports that the row's origin fields were cleared
 	// because its DID is no longer on the bridge.
 	OriginCleared bool `json:"originCleared,omitempty"`
+	// OffList reports a row checked because it holds origin fields while
+	// its stored PDS is not on the trusted list (from an OriginLister).
+	OffList bool `json:"offList,omitempty"`
 	// Err is the cause, for logs. It may carry remote text: report Reason,
 	// not Err, to anyone outside.
 	Err error `json:"-"`
@@ -76,8 +96,9 @@ type SweepReport struct {
 	Rows []SweepRow `json:"rows"`
 }
 
-// AllMatched reports whether every bridged row matches its verified handle:
-// each was already correct or was updated in this run. A dry run with a
+// AllMatched reports whether every checked row (OffList ones included)
+// matches its verified handle: each was already correct or was updated in
+// this run. A dry run with a
 // pending update is not all matched, nor is a run with any error.
 func (r *SweepReport) AllMatched() bool {
 	for _, row := range r.Rows {
@@ -102,8 +123,11 @@ var ErrSweepOptions = errors.New("identity: invalid sweep options")
 
 // Sweep re-checks every bridged row the Lister returns: each DID is resolved
 // fresh and, unless DryRun, written through the same locked refresh as
-// identity events. Per-row failures go into the report; Sweep's own error
-// is for listing failures, cache clearing and options.
+// identity events. When the Lister is also an OriginLister, rows holding
+// origin fields on hosts off the trusted list are checked the same way
+// afterwards (marked OffList), so removing a host from the list clears its
+// rows' fields. Per-row failures go into the report; Sweep's own error is
+// for listing failures, cache clearing and options.
 func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (*SweepReport, error) {
 	var o SweepOpts
 	if opts != nil {
@@ -120,11 +144,11 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 	if o.Concurrency <= 0 {
 		o.Concurrency = SweepConcurrencyDefault
 	}
-	hosts, trusted := r.cfg.TrustedHosts, r.trusted
+	hosts, pol := r.cfg.TrustedHosts, r.bridge
 	if o.TrustedHosts != nil {
 		var err error
 		hosts = o.TrustedHosts
-		if trusted, err = origin.NewTrustedHosts(hosts); err != nil {
+		if pol, err = newBridgePolicy(r.fresh, hosts); err != nil {
 			return nil, errors.Join(ErrSweepOptions, err)
 		}
 	}
@@ -165,10 +189,7 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 			o.Progress(SweepProgress{Done: int(done.Add(1)), Row: row})
 		}
 	}
-	listErr := lister.ListBridged(ctx, hosts, func(s Subject) error {
-		if !trusted.Contains(s.PDS) {
-			return nil
-		}
+	visit := func(s Subject, offList bool) error {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -178,10 +199,27 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			finish(r.sweepRow(ctx, s, o.DryRun))
+			row := r.sweepRow(ctx, s, o.DryRun, pol)
+			row.OffList = offList
+			finish(row)
 		}()
 		return nil
+	}
+	listErr := lister.ListBridged(ctx, hosts, func(s Subject) error {
+		if !pol.trusted.Contains(s.PDS) {
+			return nil
+		}
+		return visit(s, false)
 	})
+	if ol, ok := lister.(OriginLister); ok && listErr == nil {
+		listErr = ol.ListWithOrigin(ctx, func(s Subject) error {
+			// Rows on a trusted host came from ListBridged.
+			if !s.HasOrigin || pol.trusted.Contains(s.PDS) {
+				return nil
+			}
+			return visit(s, true)
+		})
+	}
 	wg.Wait()
 	if listErr != nil {
 		return rep, listErr
@@ -189,7 +227,7 @@ func (r *Refresher) Sweep(ctx context.Context, lister Lister, opts *SweepOpts) (
 	return rep, nil
 }
 
-func (r *Refresher) sweepRow(ctx context.Context, s Subject, dryRun bool) SweepRow {
+func (r *Refresher) sweepRow(ctx context.Context, s Subject, dryRun bool, pol *bridgePolicy) SweepRow {
 	row := SweepRow{DID: s.DID, Kind: s.Kind, Stored: s.Handle}
 	if dryRun {
 		_, h, err := r.resolveVerified(ctx, s.DID)
@@ -204,7 +242,7 @@ func (r *Refresher) sweepRow(ctx context.Context, s Subject, dryRun bool) SweepR
 		}
 		return row
 	}
-	res, err := r.refresh(ctx, s.DID)
+	res, err := r.refresh(ctx, s.DID, pol)
 	row.Verified, row.OriginCleared = res.new, res.originCleared
 	switch {
 	case err != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,4 +193,155 @@ func TestSweepAllMatchedEmpty(t *testing.T) {
 	if !(&identity.SweepReport{}).AllMatched() {
 		t.Fatal("empty report not all matched")
 	}
+}
+
+// listerOnly hides the Store's optional OriginLister.
+type listerOnly struct{ identity.Lister }
+
+// removedHostSetup: pds.old.test has just been removed from the trusted
+// list (the Refresher trusts pds.bridge.test only, or trusted both with the
+// sweep's TrustedHosts dropping it). Rows on it with origin fields are
+// never listed by ListBridged.
+func removedHostSetup(t *testing.T, mod func(*identity.RefresherConfig)) (*bundle, map[string]identity.DID) {
+	t.Helper()
+	const old = "https://pds.old.test"
+	b := setup(t, mod)
+	dids := map[string]identity.DID{}
+	for i, r := range []struct {
+		name      string
+		kind      identity.Kind
+		handle    identity.Handle
+		origin    string
+		hasOrigin bool
+		storedPDS string
+		freshPDS  string
+	}{
+		{"userStillOnOld", identity.KindUser, "u1.old.test", "", true, old, old},
+		{"userBackOnBridge", identity.KindUser, "u2.bridge.test", "", true, old, bridge},
+		{"userNoOrigin", identity.KindUser, "u3.old.test", "", false, old, old},
+		{"communityForeign", identity.KindCommunity, "c1.old.test", "lemmy.example", true, old, old},
+		{"communityOriginUnknown", identity.KindCommunity, "c2.old.test", "", true, old, old},
+		{"communityNativeOwnDomain", identity.KindCommunity, "c-x.coves.test", "coves.test", true, "https://pds.coves.test", "https://pds.coves.test"},
+	} {
+		did := identity.DID("did:plc:" + strings.Repeat(string(rune('e'+i)), 24))
+		dids[r.name] = did
+		b.store.Put(identity.Subject{DID: did, Kind: r.kind, Handle: r.handle, PDS: r.storedPDS, HasOrigin: r.hasOrigin, Origin: r.origin})
+		b.res.Set(ident(did, r.handle, r.freshPDS))
+	}
+	return b, dids
+}
+
+// TestSweepClearsOriginOnRemovedHost: spec 5.2, "a host is removed from the
+// trusted list, when the sweep runs". With an OriginLister the sweep visits
+// the rows holding origin fields off the list, once each, and clears those
+// whose fresh resolution is off the bridge; a community keeps an origin
+// spec 4.4 allows it, and one whose origin the application does not supply.
+// Without an OriginLister nothing off the list is visited.
+func TestSweepClearsOriginOnRemovedHost(t *testing.T) {
+	want := map[string]bool{ // cleared?
+		"userStillOnOld":           true,
+		"userBackOnBridge":         false,
+		"userNoOrigin":             false,
+		"communityForeign":         true,
+		"communityOriginUnknown":   false,
+		"communityNativeOwnDomain": false,
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*identity.RefresherConfig)
+		opts *identity.SweepOpts
+	}{
+		{"RefresherList", nil, nil},
+		// -trusted-hosts replaces the configured list for the run: the
+		// clear decision follows it too.
+		{"SweepTrustedHosts", func(c *identity.RefresherConfig) {
+			c.TrustedHosts = []string{"pds.bridge.test", "pds.old.test"}
+		}, &identity.SweepOpts{TrustedHosts: []string{"pds.bridge.test"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, dids := removedHostSetup(t, tc.mod)
+			rep, err := b.r.Sweep(context.Background(), b.store, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := map[identity.DID]identity.SweepRow{}
+			for _, row := range rep.Rows {
+				if _, dup := rows[row.DID]; dup {
+					t.Fatalf("%s checked twice", row.DID)
+				}
+				rows[row.DID] = row
+			}
+			for name, did := range dids {
+				_, cleared := b.store.Origin(did)
+				if cleared != want[name] {
+					t.Errorf("%s: cleared = %v, want %v", name, cleared, want[name])
+				}
+				row, visited := rows[did]
+				if wantVisit := name != "userNoOrigin"; visited != wantVisit {
+					t.Errorf("%s: visited = %v, want %v", name, visited, wantVisit)
+					continue
+				}
+				if visited && (!row.OffList || row.OriginCleared != want[name] || !row.Matched()) {
+					t.Errorf("%s: row = %+v", name, row)
+				}
+			}
+			// alice is on the bridge: listed by ListBridged, not OffList.
+			if row, ok := rows[didA]; !ok || row.OffList {
+				t.Errorf("alice row = %+v, %v", row, ok)
+			}
+			if len(rows) != 6 {
+				t.Errorf("rows = %d, want 6", len(rows))
+			}
+			// Back on the bridge: the fields stay.
+			if row, _ := b.store.Row(dids["userBackOnBridge"]); !row.HasOrigin {
+				t.Error("userBackOnBridge lost HasOrigin")
+			}
+		})
+	}
+	t.Run("WithoutOriginLister", func(t *testing.T) {
+		b, dids := removedHostSetup(t, nil)
+		rep, err := b.r.Sweep(context.Background(), listerOnly{b.store}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Rows) != 1 || rep.Rows[0].DID != didA {
+			t.Fatalf("rows = %+v, want alice only", rep.Rows)
+		}
+		if _, cleared := b.store.Origin(dids["userStillOnOld"]); cleared {
+			t.Fatal("cleared without being visited")
+		}
+	})
+	t.Run("DryRunWritesNothing", func(t *testing.T) {
+		b, _ := removedHostSetup(t, nil)
+		rep, err := b.r.Sweep(context.Background(), b.store, &identity.SweepOpts{DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Rows) != 6 || b.store.Clears() != 0 || b.store.Writes() != 0 {
+			t.Fatalf("rows %d clears %d writes %d", len(rep.Rows), b.store.Clears(), b.store.Writes())
+		}
+	})
+}
+
+// A listing error from ListWithOrigin is Sweep's error, after the rows
+// already started have finished.
+func TestSweepOriginListerError(t *testing.T) {
+	b, _ := removedHostSetup(t, nil)
+	boom := errors.New("scan failed")
+	rep, err := b.r.Sweep(context.Background(), failingOriginLister{b.store, boom}, nil)
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("rows = %d, want the bridged row", len(rep.Rows))
+	}
+}
+
+type failingOriginLister struct {
+	*identitytest.Store
+	err error
+}
+
+func (f failingOriginLister) ListWithOrigin(context.Context, func(identity.Subject) error) error {
+	return f.err
 }

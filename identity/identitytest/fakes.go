@@ -127,7 +127,8 @@ func (s *StaleResolver) LookupDID(ctx context.Context, did identity.DID) (*ident
 }
 
 // Store is an in-memory application store: identity.Store and
-// identity.Lister over rows keyed by DID, with unique handles.
+// identity.Lister (and HandleHolder, OriginLister) over rows keyed by DID,
+// with unique handles.
 type Store struct {
 	// SetHandleErr, if set, is returned by SetHandle instead of writing.
 	SetHandleErr error
@@ -144,6 +145,7 @@ var (
 	_ identity.Store        = (*Store)(nil)
 	_ identity.Lister       = (*Store)(nil)
 	_ identity.HandleHolder = (*Store)(nil)
+	_ identity.OriginLister = (*Store)(nil)
 )
 
 // NewStore returns an empty Store.
@@ -245,7 +247,7 @@ func (s *Store) ClearOrigin(_ context.Context, sub identity.Subject, cleared ori
 	if !ok {
 		return identity.ErrUnknownDID
 	}
-	r.HasOrigin = false
+	r.HasOrigin, r.Origin = false, ""
 	s.rows[sub.DID] = r
 	s.origins[sub.DID] = cleared
 	s.clears.Add(1)
@@ -254,10 +256,23 @@ func (s *Store) ClearOrigin(_ context.Context, sub identity.Subject, cleared ori
 
 // ListBridged implements identity.Lister: every row, in no set order.
 func (s *Store) ListBridged(ctx context.Context, _ []string, fn func(identity.Subject) error) error {
+	return s.list(ctx, func(identity.Subject) bool { return true }, fn)
+}
+
+// ListWithOrigin implements identity.OriginLister: every row with
+// HasOrigin, in no set order.
+func (s *Store) ListWithOrigin(ctx context.Context, fn func(identity.Subject) error) error {
+	return s.list(ctx, func(r identity.Subject) bool { return r.HasOrigin }, fn)
+}
+
+// list calls fn for a snapshot of the rows keep accepts, so fn may write.
+func (s *Store) list(ctx context.Context, keep func(identity.Subject) bool, fn func(identity.Subject) error) error {
 	s.mu.Lock()
 	rows := make([]identity.Subject, 0, len(s.rows))
 	for _, r := range s.rows {
-		rows = append(rows, r)
+		if keep(r) {
+			rows = append(rows, r)
+		}
 	}
 	s.mu.Unlock()
 	for _, r := range rows {
