@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -148,15 +147,13 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		if err := q.Migrate(ctx); err != nil {
 			return nil, err
 		}
-		a.store, a.queue = ps, q
-		a.depth = pgDepth(a.pool)
+		a.store, a.queue, a.depth = ps, q, pgDepth(q)
 	} else {
 		fs, err := store.OpenFile(subscribersFile(cfg))
 		if err != nil {
 			return nil, err
 		}
-		lq := &laneQueue{Queue: &deliver.MemoryQueue{}}
-		a.store, a.queue, a.depth = fs, lq, lq.depth
+		a.store, a.queue = fs, &deliver.MemoryQueue{}
 	}
 
 	dcfg := deliver.DefaultConfig()
@@ -189,6 +186,9 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	keys := deliver.NewCachingSenderKeys(staticKeys{id: cfg.KeyID(), key: a.key}, nil)
 	if a.deliverer, err = deliver.New(a.queue, keys, a.httpc, dcfg); err != nil {
 		return nil, err
+	}
+	if a.depth == nil {
+		a.depth = memoryDepth(a.deliverer)
 	}
 
 	a.token = cfg.AdminToken
@@ -224,83 +224,32 @@ func (k staticKeys) Key(_ context.Context, keyID string) (crypto.Signer, error) 
 
 func (staticKeys) Gone(context.Context, string) (bool, error) { return false, nil }
 
-// laneQueue counts an in-memory queue's jobs per lane for the status page.
-type laneQueue struct {
-	deliver.Queue
-	mu      sync.Mutex
-	pending map[deliver.Lane]int
-	claimed map[int64]deliver.Lane
-}
-
-func (q *laneQueue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
-	if err := q.Queue.Enqueue(ctx, e); err != nil {
-		return err
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.pending == nil {
-		q.pending, q.claimed = map[deliver.Lane]int{}, map[int64]deliver.Lane{}
-	}
-	q.pending[e.Lane] += len(e.Inboxes)
-	return nil
-}
-
-func (q *laneQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.Job, error) {
-	jobs, err := q.Queue.Claim(ctx, o)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, j := range jobs {
-		q.claimed[j.ID] = j.Envelope.Lane
-	}
-	return jobs, err
-}
-
-func (q *laneQueue) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
-	err := q.Queue.Finish(ctx, ref, o)
-	if err == nil && o.Result != deliver.ResultPending {
-		q.mu.Lock()
-		if lane, ok := q.claimed[ref.ID]; ok {
-			q.pending[lane]--
-			delete(q.claimed, ref.ID)
-		}
-		q.mu.Unlock()
-	}
-	return err
-}
-
-func (q *laneQueue) depth(context.Context) (relay.QueueDepth, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return relay.QueueDepth{Backend: "memory", Priority: q.pending[deliver.LanePriority],
-		Normal: q.pending[deliver.LaneNormal], Low: q.pending[deliver.LaneLow]}, nil
-}
-
-// pgDepth counts pgqueue's jobs per lane. It reads pgqueue's jobs table
-// directly (default table prefix), as pgqueue has no per-lane count.
-func pgDepth(pool *pgxpool.Pool) func(context.Context) (relay.QueueDepth, error) {
+// pgDepth counts pgqueue's deliveries per lane, across every process
+// sharing the queue.
+func pgDepth(q *pgqueue.Queue) func(context.Context) (relay.QueueDepth, error) {
 	return func(ctx context.Context) (relay.QueueDepth, error) {
-		d := relay.QueueDepth{Backend: "postgres"}
-		rows, err := pool.Query(ctx, `SELECT lane, count(*) FROM `+pgqueue.TablePrefixDefault+`jobs GROUP BY lane`)
+		m, err := q.Depth(ctx)
 		if err != nil {
-			return d, err
+			return relay.QueueDepth{}, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var lane int16
-			var n int
-			if err := rows.Scan(&lane, &n); err != nil {
-				return d, err
-			}
-			switch deliver.Lane(lane) {
-			case deliver.LanePriority:
-				d.Priority = n
-			case deliver.LaneLow:
-				d.Low = n
-			default:
-				d.Normal = n
-			}
+		return relay.QueueDepth{Backend: "postgres", Priority: m[deliver.LanePriority], Normal: m[deliver.LaneNormal], Low: m[deliver.LaneLow]}, nil
+	}
+}
+
+// memoryDepth counts the in-memory queue's deliveries by batch tag: each of
+// the relay's tags has one lane (Accepts, Rejects and follows the priority
+// lane, relayed activities the normal one).
+func memoryDepth(d *deliver.Deliverer) func(context.Context) (relay.QueueDepth, error) {
+	return func(ctx context.Context) (relay.QueueDepth, error) {
+		acc, err := d.Status(ctx, relay.TagAccept)
+		if err != nil {
+			return relay.QueueDepth{}, err
 		}
-		return d, rows.Err()
+		rel, err := d.Status(ctx, relay.TagRelay)
+		if err != nil {
+			return relay.QueueDepth{}, err
+		}
+		return relay.QueueDepth{Backend: "memory", Priority: acc.Pending, Normal: rel.Pending}, nil
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 )
 
@@ -155,4 +156,28 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Fatalf("screenshot %s: %d bytes, %v", shot, len(b), err)
 	}
 	t.Logf("status page screenshot: %s", shot)
+}
+
+// TestMemoryDepth: the in-memory queue's depth is counted per lane through
+// the relay's batch tags, claimed or not, and falls as jobs settle.
+func TestMemoryDepth(t *testing.T) {
+	r := startRelayOpts(t, "", "", false)
+	d := r.app.deliverer
+	ctx := context.Background()
+	if err := d.SendBatch(ctx, r.app.cfg.KeyID(), []byte(`{}`), []string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Priority: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SendBatch(ctx, r.app.cfg.KeyID(), []byte(`{}`), []string{"https://a.example/inbox", "https://b.example/inbox"}, deliver.Batch{Tag: relay.TagRelay}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.app.depth(ctx)
+	if want := (relay.QueueDepth{Backend: "memory", Priority: 1, Normal: 2}); err != nil || got != want {
+		t.Fatalf("depth = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := d.Drop(ctx, deliver.DropFilter{Tag: relay.TagRelay}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.app.depth(ctx); got.Normal != 0 || got.Priority != 1 {
+		t.Fatalf("depth after dropping the relayed batch = %+v", got)
+	}
 }
