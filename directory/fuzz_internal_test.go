@@ -121,3 +121,62 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProfile: whatever the operator writes, Sanitize yields a profile that
+// Normalize accepts unchanged, with a stable digest; a profile Normalize
+// accepts normalises to a fixed point.
+func FuzzProfile(f *testing.F) {
+	f.Add("open", "public", "en, fr,en", "@relay@example.social", "relay@example.com", "https://relay.example/contact", "Public community relay")
+	f.Add("Open", "", " ,\x00", "", "Name <a@b.example>", "http://relay.example", "line\nbreak")
+	f.Add("closed", "x", "zz,a,,b", "@a@b", "", "https://relay.example/a/../b", "")
+	f.Fuzz(func(t *testing.T, mode, avail, list, fedi, email, url, notes string) {
+		items := strings.Split(list, ",")
+		p := Profile{ParticipationMode: mode, Availability: avail, RelayType: avail, Languages: items, Countries: items,
+			Regions: items, Topics: items, ContactFediverse: fedi, ContactEmail: email, ContactURL: url,
+			ParticipationURL: url, Notes: notes}
+		s, _ := p.Sanitize()
+		n, err := s.Normalize()
+		if err != nil {
+			t.Fatalf("sanitised profile fails Normalize: %v", err)
+		}
+		if n.Digest() != s.Digest() {
+			t.Fatal("Normalize changed a sanitised profile")
+		}
+		if q, err := p.Normalize(); err == nil {
+			again, err := q.Normalize()
+			if err != nil || again.Digest() != q.Digest() {
+				t.Fatalf("normalisation is not a fixed point: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzLoadEnv: a DIRECTORY_PROFILE and DIRECTORIES from the environment
+// are either refused or yield opt-in canonical entries and a profile that
+// Normalize accepts; the environment never enables the scheduler.
+func FuzzLoadEnv(f *testing.F) {
+	f.Add("participation_mode: open\nlanguages: [en]\n", "- origin: https://directory.example\n  enabled: true\n", "true")
+	f.Add("{notes: \"a\\nb\", contact_url: ftp://x}", "[{origin: https://a.example:443}]", "")
+	f.Add("- not a mapping", "origin: x", "1")
+	f.Fuzz(func(t *testing.T, profile, dirs, sched string) {
+		env := map[string]string{KeyProfile: profile, KeyDirectories: dirs, KeySchedulerEnabled: sched}
+		s, _, err := LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
+		if err != nil {
+			return
+		}
+		if s.SchedulerEnabled {
+			t.Fatal("the environment enabled the scheduler")
+		}
+		if len(s.Directories) > MaxDirectories {
+			t.Fatalf("%d directories", len(s.Directories))
+		}
+		for _, e := range s.Directories {
+			if _, err := ParseOrigin(e.Origin); err != nil {
+				t.Fatalf("accepted origin %q", e.Origin)
+			}
+		}
+		if _, err := s.Profile.Normalize(); err != nil {
+			t.Fatalf("accepted profile fails Normalize: %v", err)
+		}
+	})
+}
