@@ -356,6 +356,68 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
+	// The predecessor is claimed, not waiting for a retry: a backend whose
+	// ordering check looks only at unclaimed predecessors would hand out the
+	// successor while the predecessor is being delivered.
+	t.Run("OrderingHoldsWhileClaimed", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		a := env("create", "https://b.example/inbox")
+		a.OrderingKey = "k"
+		b := env("delete", "https://b.example/inbox")
+		b.OrderingKey = "k"
+		enqueue(t, q, a)
+		enqueue(t, q, b)
+		first := claim(t, q, t0, 1)
+		if len(first) != 1 || first[0].Envelope.Tag != "create" {
+			t.Fatalf("first claim %v, want the Create", describe(first))
+		}
+		if got := claim(t, q, t0, 10); len(got) != 0 {
+			t.Fatalf("claimed %v while the Create is leased", describe(got))
+		}
+		if got := claim(t, q, t0.Add(lease-time.Second), 10); len(got) != 0 {
+			t.Fatalf("claimed %v late in the Create's lease", describe(got))
+		}
+		finish(t, q, first[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		got := claim(t, q, t0, 10)
+		if len(got) != 1 || got[0].Envelope.Tag != "delete" {
+			t.Fatalf("claimed %v once the Create was delivered, want the Delete", describe(got))
+		}
+	})
+
+	// A worker that stalled past its lease reports a retry after another
+	// claimed the job: the retry must be refused like a settlement, or it
+	// would release the new claim and reschedule a job being delivered.
+	t.Run("LateRetryFenced", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		enqueue(t, q, env("lateretry", "https://b.example/inbox"))
+		stale := claim(t, q, t0, 1)
+		if len(stale) != 1 {
+			t.Fatalf("claimed %d, want 1", len(stale))
+		}
+		fresh := claim(t, q, t0.Add(lease), 1)
+		if len(fresh) != 1 || fresh[0].ID != stale[0].ID || fresh[0].Token == stale[0].Token {
+			t.Fatalf("re-claim after the lapse: %v, want job %d with a new token", fresh, stale[0].ID)
+		}
+		err := q.Finish(ctx, stale[0].Ref(), deliver.Outcome{Result: deliver.ResultPending, RetryAt: t0.Add(lease + time.Second), Attempts: 1})
+		if !errors.Is(err, deliver.ErrLeaseLost) {
+			t.Fatalf("retry with the stale token: %v, want ErrLeaseLost", err)
+		}
+		// Still leased to the new claim: not claimable at the stale retry's
+		// time, nor until the new lease lapses.
+		if got := claim(t, q, t0.Add(lease+time.Second), 10); len(got) != 0 {
+			t.Fatalf("claimed %v after a stale retry; the job should stay leased", describe(got))
+		}
+		if got := claim(t, q, t0.Add(2*lease-time.Second), 10); len(got) != 0 {
+			t.Fatalf("claimed %v within the new lease", describe(got))
+		}
+		finish(t, q, fresh[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		if s := status(t, q, "lateretry"); s != (deliver.BatchStatus{Delivered: 1}) {
+			t.Fatalf("status %+v, want 1 delivered", s)
+		}
+	})
+
 	t.Run("DropByActivityActorTag", func(t *testing.T) {
 		t.Parallel()
 		q := newQueue(t)
