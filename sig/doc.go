@@ -37,6 +37,10 @@
 // Replay protection is a NonceStore (MemoryNonceStore, or your own held to
 // the sigtest.TestNonceStore suite) set in VerifierConfig.Nonces.
 //
+// Senders remember per host which scheme a server accepted in a SchemeStore;
+// HostSchemes (NewHostSchemes) is the bounded in-memory one that deliver and
+// fetch both use as their MemorySchemeStore.
+//
 // Object proofs (FEP-8b32, eddsa-jcs-2022):
 //
 //	doc = sig.WithDataIntegrityContext(doc)

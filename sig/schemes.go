@@ -1,0 +1,85 @@
+package sig
+
+import (
+	"container/list"
+	"context"
+	"sync"
+)
+
+// SchemeStore remembers which signature scheme each host accepted, so a
+// sender (deliver's Deliverer, fetch's signed GETs) signs with it first next
+// time. Implementations must be safe for concurrent use; one store may serve
+// several senders.
+type SchemeStore interface {
+	// Scheme returns the scheme remembered for host, and false if none is.
+	Scheme(ctx context.Context, host string) (Scheme, bool, error)
+	// SetScheme remembers that host accepted s.
+	SetScheme(ctx context.Context, host string, s Scheme) error
+}
+
+// HostSchemesMaxDefault bounds a HostSchemes' hosts by default.
+const HostSchemesMaxDefault = 10_000
+
+var _ SchemeStore = (*HostSchemes)(nil)
+
+// HostSchemes is a SchemeStore in memory that forgets the least recently
+// used host beyond its bound. It is the default store of deliver and fetch
+// (their MemorySchemeStore).
+type HostSchemes struct {
+	max   int
+	mu    sync.Mutex
+	order *list.List // front: most recently used
+	hosts map[string]*list.Element
+}
+
+type schemeEntry struct {
+	host   string
+	scheme Scheme
+}
+
+// NewHostSchemes returns a store keeping at most maxHosts hosts; maxHosts
+// below 1 means HostSchemesMaxDefault.
+func NewHostSchemes(maxHosts int) *HostSchemes {
+	if maxHosts < 1 {
+		maxHosts = HostSchemesMaxDefault
+	}
+	return &HostSchemes{max: maxHosts, order: list.New(), hosts: map[string]*list.Element{}}
+}
+
+// Scheme implements SchemeStore. A hit makes host the most recently used.
+func (m *HostSchemes) Scheme(_ context.Context, host string) (Scheme, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.hosts[host]
+	if e == nil {
+		return 0, false, nil
+	}
+	m.order.MoveToFront(e)
+	return e.Value.(*schemeEntry).scheme, true, nil
+}
+
+// SetScheme implements SchemeStore, evicting the least recently used hosts
+// beyond the bound.
+func (m *HostSchemes) SetScheme(_ context.Context, host string, s Scheme) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.hosts[host]; e != nil {
+		e.Value.(*schemeEntry).scheme = s
+		m.order.MoveToFront(e)
+		return nil
+	}
+	m.hosts[host] = m.order.PushFront(&schemeEntry{host: host, scheme: s})
+	for m.order.Len() > m.max {
+		last := m.order.Back()
+		m.order.Remove(last)
+		delete(m.hosts, last.Value.(*schemeEntry).host)
+	}
+	return nil
+}
+
+// Len returns how many hosts are remembered.
+func (m *HostSchemes) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.order.Len()
+}
