@@ -93,6 +93,10 @@ func TestSchedulerNonRetryableDeferredADay(t *testing.T) {
 		{"Suspended", directorytest.Reply{StatusCode: 403, Code: directory.CodeRelaySuspended}, nil, directory.CodeRelaySuspended},
 		{"Lifecycle", directorytest.Reply{StatusCode: 503, Code: directory.CodeLifecycleUnavailable, RetryAfter: "5"}, nil, directory.CodeLifecycleUnavailable},
 		{"Enrollment", directorytest.Reply{}, func(e *schedEnv) { e.srv.SetEnrollment(false) }, directory.CodeEnrollmentClosed},
+		{"Replay", directorytest.Reply{StatusCode: 409, Code: directory.CodeReplayDetected}, nil, directory.CodeReplayDetected},
+		// A code sent with the wrong status is a malformed response: no
+		// code is recorded, only the diagnostic.
+		{"Malformed", directorytest.Reply{StatusCode: 400, Code: directory.CodeRelayNotRegistered}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -110,7 +114,11 @@ func TestSchedulerNonRetryableDeferredADay(t *testing.T) {
 				synctest.Wait()
 				r := e.record()
 				want := ceil(time.Now().Add(directory.HeartbeatInterval + directory.HeartbeatJitter(schedActor, schedOrigin)))
-				if r.Code != tc.code || r.State != directory.StateRetrying || !r.RetryAt.Equal(want) {
+				wantDiag := directory.DiagDirectory
+				if tc.code == "" {
+					wantDiag = directory.DiagInvalidResponse
+				}
+				if r.Code != tc.code || r.Diagnostic != wantDiag || r.State != directory.StateRetrying || !r.RetryAt.Equal(want) {
 					t.Fatalf("record %+v, want code %s retry at %v", r, tc.code, want)
 				}
 				// Over the next day the scheduler keeps waking but sends nothing.
