@@ -62,7 +62,10 @@ type Admission struct {
 //     probe is out (at most CoolOff), every other delivery is held;
 //   - a probe that succeeds closes it; one that fails opens it until
 //     now+CoolOff; outcomes of non-probe deliveries while it is not closed
-//     are ignored.
+//     are ignored;
+//   - a probe's outcome that arrives while it is closed (a lost probe
+//     reporting after its replacement closed it) is ignored: the
+//     destination was just proven healthy.
 //
 // Implementations must be safe for concurrent use (also across processes,
 // for a shared store) and must pass delivertest.TestBreakerStore.
@@ -114,7 +117,9 @@ func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok
 	defer s.mu.Unlock()
 	l := s.lights[light]
 	open := l != nil && !l.openUntil.IsZero()
-	if open && !probe {
+	if open != probe {
+		// A non-probe outcome while open, or a lost probe's after its
+		// replacement closed the light.
 		return nil
 	}
 	if ok {

@@ -181,6 +181,33 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
+	// A probe lost past its time is replaced; the replacement succeeds and
+	// closes the light; then the lost one reports a failure. The destination
+	// was just proven healthy, so the late outcome changes nothing.
+	t.Run("StaleProbeIgnoredWhenClosed", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		open(t, s, t0)
+		lost := t0.Add(rule.CoolOff)
+		replaced := lost.Add(rule.CoolOff)
+		for _, at := range []time.Time{lost, replaced} {
+			if a := admit(t, s, light, at); !a.Probe {
+				t.Fatalf("Admit at %v: %+v, want a probe", at, a)
+			}
+		}
+		record(t, s, light, true, true, replaced)
+		record(t, s, light, true, false, replaced.Add(time.Second))
+		now := replaced.Add(2 * time.Second)
+		if a := admit(t, s, light, now); !a.Allow || a.Probe {
+			t.Fatalf("after the lost probe's late failure: %+v, want closed", a)
+		}
+		// Nor did it count as a failure in a row.
+		fail(t, s, light, rule.Threshold-1, now)
+		if a := admit(t, s, light, now); !a.Allow || a.Probe {
+			t.Fatalf("the late probe failure was counted: %+v", a)
+		}
+	})
+
 	t.Run("NonProbeOutcomesIgnoredWhileOpen", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
