@@ -94,9 +94,10 @@
 //
 // # Limits
 //
-//   - Delivery health on the status page is what the serving process saw;
-//     with workers and REDIS_URL the breakers themselves are shared, but no
-//     process reads another's view.
+//   - Delivery health on the status page is what the serving process saw
+//     (redisbreaker has no read method yet). With REDIS_URL the breakers
+//     themselves are shared: a host another process opened shows as open
+//     here once this process's delivery to it is held.
 //   - Replays are refused only for RFC 9421 signatures that carry a nonce
 //     (a sig.MemoryNonceStore, per process). Mastodon signs without one,
 //     and a verifier with a NonceStore requires one, so other requests may
