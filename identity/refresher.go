@@ -219,6 +219,11 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 // When the new handle is still stored on another row and the Store is a
 // HandleHolder, that row is refreshed first and the refresh tried once more.
 //
+// A row holding origin fields has them cleared when the fresh resolution is
+// off the bridge, under the lock; a document naming an untrusted PDS clears
+// them even when the handle does not verify (the refresh still fails
+// ReasonUnverified).
+//
 // Errors are *RefreshError; test them with errors.Is against ErrUnresolved,
 // ErrPermanent, ErrBusy and ErrDeferred.
 func (r *Refresher) RefreshHandle(ctx context.Context, did DID) error {
@@ -283,6 +288,10 @@ func (r *Refresher) refreshOnce(ctx context.Context, did DID, p *bridgePolicy) (
 	}
 	id, h, err := r.resolveVerified(ctx, did)
 	if err != nil {
+		if id != nil {
+			// The document resolved but its handle did not verify.
+			res.originCleared, err = r.clearUnverified(ctx, did, id, p, err)
+		}
 		return res, err
 	}
 	err = r.cfg.Lock.WithLock(ctx, did, func(ctx context.Context) error {
@@ -376,9 +385,39 @@ func (r *Refresher) checkCommunity(ctx context.Context, s Subject, id *Identity,
 	return nil
 }
 
+// clearUnverified handles a refresh whose fresh document resolved while its
+// handle did not verify. Spec 5.2 clears on the PDS alone: when the
+// document names a PDS off the bridge, a user row's origin fields are
+// cleared, and a community's when its stored PDS was a trusted host (a
+// community off the bridge may keep its own domain, which cannot be judged
+// without a verified handle). It returns whether it cleared, and err (the
+// unverified failure) unless the clear itself failed.
+func (r *Refresher) clearUnverified(ctx context.Context, did DID, id *Identity, p *bridgePolicy, err error) (bool, error) {
+	if p.trusted.Contains(id.PDS) {
+		return false, err
+	}
+	cleared := false
+	lerr := r.cfg.Lock.WithLock(ctx, did, func(ctx context.Context) error {
+		s, serr := r.store.Subject(ctx, did)
+		if serr != nil || !s.HasOrigin || (s.Kind == KindCommunity && !p.trusted.Contains(s.PDS)) {
+			return nil // nothing to clear here; the unverified outcome stands
+		}
+		if cerr := r.store.ClearOrigin(ctx, s, origin.ClearAll()); cerr != nil {
+			return unresolved(did, ReasonStoreFailed, cerr)
+		}
+		cleared = true
+		return nil
+	})
+	if lerr != nil {
+		return false, r.lockError(ctx, did, lerr)
+	}
+	return cleared, err
+}
+
 // resolveVerified resolves did uncached under ResolveTimeout and verifies
 // its handle. Only a deadline hit while the caller is still live is
-// recorded in the debounce.
+// recorded in the debounce. When the document resolved but the handle did
+// not verify, the Identity is returned with the error.
 func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Handle, error) {
 	rctx, cancel := context.WithTimeout(ctx, r.cfg.ResolveTimeout)
 	defer cancel()
@@ -403,7 +442,7 @@ func (r *Refresher) resolveVerified(ctx context.Context, did DID) (*Identity, Ha
 	case errors.Is(err, ErrSubjectMismatch):
 		return nil, "", permanent(did, ReasonSubjectMismatch, err)
 	case err != nil:
-		return nil, "", unresolved(did, ReasonUnverified, err)
+		return id, "", unresolved(did, ReasonUnverified, err)
 	}
 	return id, h, nil
 }

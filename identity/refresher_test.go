@@ -468,6 +468,45 @@ func TestOriginClearedOffBridge(t *testing.T) {
 	}
 }
 
+// TestOriginClearedUnverifiedOffBridge: spec 5.2 clears on the PDS alone.
+// A fresh document naming a PDS off the bridge clears the row's origin
+// fields even when the handle does not verify (a bridge that was shut down
+// answers no well-known); the refresh still fails unverified and writes no
+// handle. A community whose stored PDS was not the bridge keeps its fields:
+// its own-domain origin cannot be judged without a verified handle.
+func TestOriginClearedUnverifiedOffBridge(t *testing.T) {
+	const elsewhere = "https://pds.elsewhere.test"
+	for _, tc := range []struct {
+		name        string
+		kind        identity.Kind
+		hasOrigin   bool
+		storedPDS   string
+		freshPDS    string
+		wantCleared bool
+	}{
+		{"UserOffBridge", identity.KindUser, true, bridge, elsewhere, true},
+		{"UserNoPDS", identity.KindUser, true, bridge, "", true},
+		{"UserOnBridge", identity.KindUser, true, bridge, bridge, false},
+		{"UserNothingToClear", identity.KindUser, false, bridge, elsewhere, false},
+		{"CommunityLeftBridge", identity.KindCommunity, true, bridge, elsewhere, true},
+		{"NativeCommunityKept", identity.KindCommunity, true, elsewhere, elsewhere, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, nil)
+			b.store.Put(identity.Subject{DID: didA, Kind: tc.kind, Handle: "old.bridge.test", PDS: tc.storedPDS, HasOrigin: tc.hasOrigin})
+			b.res.Set(ident(didA, identity.HandleInvalid, tc.freshPDS))
+			err := b.r.RefreshHandle(context.Background(), didA)
+			wantClass(t, err, identity.ClassUnresolved, identity.ReasonUnverified, false)
+			if _, cleared := b.store.Origin(didA); cleared != tc.wantCleared {
+				t.Fatalf("cleared = %v, want %v", cleared, tc.wantCleared)
+			}
+			if b.store.Writes() != 0 || (!tc.wantCleared && b.store.Clears() != 0) {
+				t.Fatalf("writes %d clears %d", b.store.Writes(), b.store.Clears())
+			}
+		})
+	}
+}
+
 // A community that was never on the bridge holds its own-domain origin
 // (spec 4.4): an identity refresh must not clear it. One whose stored PDS
 // was the bridge and now is not has left the bridge and is cleared. When the

@@ -298,6 +298,28 @@ func TestSweepClearsOriginOnRemovedHost(t *testing.T) {
 			}
 		})
 	}
+	// The removed bridge is gone: its handles no longer verify, and the
+	// fresh document's PDS alone clears the user's fields.
+	t.Run("RemovedBridgeDead", func(t *testing.T) {
+		b, dids := removedHostSetup(t, nil)
+		did := dids["userStillOnOld"]
+		b.res.Set(ident(did, identity.HandleInvalid, "https://pds.old.test"))
+		rep, err := b.r.Sweep(context.Background(), b.store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rep.Rows {
+			if row.DID == did && (row.Reason != identity.ReasonUnverified || !row.OriginCleared || !row.OffList) {
+				t.Fatalf("row = %+v", row)
+			}
+		}
+		if _, cleared := b.store.Origin(did); !cleared {
+			t.Fatal("origin kept")
+		}
+		if rep.AllMatched() {
+			t.Fatal("an unverified row reads as all matched")
+		}
+	})
 	t.Run("WithoutOriginLister", func(t *testing.T) {
 		b, dids := removedHostSetup(t, nil)
 		rep, err := b.r.Sweep(context.Background(), listerOnly{b.store}, nil)
