@@ -278,3 +278,18 @@ func TestUndoFollowShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestActiveSubscribersCountsServers: participating_instance_count counts
+// servers, so a second actor of a subscribed server adds nothing.
+func TestActiveSubscribersCountsServers(t *testing.T) {
+	f := newFixture(t, nil)
+	f.subscribe("a", Public)
+	f.subscribe("b", Public)
+	user, signer := f.addActor("a", "/users/alice")
+	if w := f.post(signer, map[string]any{"id": "https://a.example/f2", "type": "Follow", "actor": user, "object": base + "/actor"}); w.Code != http.StatusAccepted {
+		t.Fatalf("Follow = %d", w.Code)
+	}
+	if n, err := f.r.ActiveSubscribers(context.Background()); err != nil || n != 2 {
+		t.Fatalf("ActiveSubscribers = %d, %v; want 2 servers", n, err)
+	}
+}

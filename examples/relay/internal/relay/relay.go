@@ -271,20 +271,22 @@ func (r *Relay) serveIndex(w http.ResponseWriter, _ *http.Request) {
 		r.cfg.Name, r.cfg.PublicURL, r.actor)
 }
 
-// ActiveSubscribers counts active subscriptions: the Directory's
-// participating_instance_count.
+// ActiveSubscribers counts the servers with an active subscription: the
+// Directory's participating_instance_count. A server is counted once
+// however many of its actors follow the relay (an instance actor and a
+// user who followed the relay actor, say).
 func (r *Relay) ActiveSubscribers(ctx context.Context) (int64, error) {
 	subs, err := r.cfg.Store.List(ctx)
 	if err != nil {
 		return 0, err
 	}
-	var n int64
+	hosts := map[string]bool{}
 	for _, s := range subs {
 		if s.State == store.StateActive {
-			n++
+			hosts[strings.ToLower(s.Host)] = true
 		}
 	}
-	return n, nil
+	return int64(len(hosts)), nil
 }
 
 func (r *Relay) newID() string {
