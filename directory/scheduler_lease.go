@@ -87,7 +87,7 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 	if err != nil {
 		return nil, err
 	}
-	tok, err := acquireWaiting(ctx, store, origin, o.TTL, o.Wait)
+	tok, granted, err := acquireWaiting(ctx, store, origin, o.TTL, o.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -96,39 +96,46 @@ func AcquireLease(ctx context.Context, store StateStore, origin string, opts *Le
 		store: store, origin: origin, token: tok, ttl: o.TTL,
 		ctx: lctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	go l.renew(o.Renew)
+	go l.renew(o.Renew, granted)
 	return l, nil
 }
 
-// acquireWaiting retries a held lease until wait has passed.
-func acquireWaiting(ctx context.Context, store StateStore, origin string, ttl, wait time.Duration) (string, error) {
+// acquireWaiting retries a held lease until wait has passed. It also
+// returns when the successful attempt started: the grant runs from no
+// earlier than that.
+func acquireWaiting(ctx context.Context, store StateStore, origin string, ttl, wait time.Duration) (string, time.Time, error) {
+	start := time.Now()
 	tok, err := store.Acquire(ctx, origin, ttl)
 	if wait <= 0 || !errors.Is(err, ErrLeaseHeld) {
-		return tok, err
+		return tok, start, err
 	}
 	deadline := time.Now().Add(wait)
 	for errors.Is(err, ErrLeaseHeld) {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return "", err
+			return "", time.Time{}, err
 		}
 		t := time.NewTimer(min(leasePoll, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", ctx.Err()
+			return "", time.Time{}, ctx.Err()
 		case <-t.C:
 		}
+		start = time.Now()
 		tok, err = store.Acquire(ctx, origin, ttl)
 	}
-	return tok, err
+	return tok, start, err
 }
 
-func (l *Lease) renew(every time.Duration) {
+// renew extends the lease every period. last is when the newest grant or
+// renewal was requested, not when it returned: the store's expiry runs from
+// some moment in between, so counting from the request never overstates
+// how long the lease is still ours.
+func (l *Lease) renew(every time.Duration, last time.Time) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last := time.Now()
 	for {
 		select {
 		case <-l.stop:
@@ -137,12 +144,13 @@ func (l *Lease) renew(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		start := time.Now()
 		rctx, cancel := context.WithTimeout(l.ctx, every)
 		err := l.store.Renew(rctx, l.origin, l.token, l.ttl)
 		cancel()
 		switch {
 		case err == nil:
-			last = time.Now()
+			last = start
 		case errors.Is(err, ErrLeaseLost):
 			l.cancel(ErrLeaseLost)
 			return
