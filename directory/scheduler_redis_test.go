@@ -149,9 +149,9 @@ func TestManualUnderLease(t *testing.T) {
 	if !r.Registered || r.Protocol != res.Version || r.ProfileDigest != e.client.ProfileDigest() || r.NextHeartbeat.Before(time.Now().Add(directory.HeartbeatInterval)) {
 		t.Fatalf("record after manual sync: %+v", r)
 	}
-	// The scheduler's startup pulse sees that a reconciliation happened
-	// after it started only if it started earlier; a manual heartbeat
-	// after the pulse pushes the next slot out so the scheduler skips it.
+	// On Redis: a manual heartbeat under the lease, then a scheduler pass,
+	// make exactly the manual request. (TestManualSuccessMovesSchedulerSlot
+	// shows the recorded success moving the scheduler's slot.)
 	s := e.scheduler(nil)
 	s.Tick(ctx)
 	before := len(e.ops())
