@@ -171,6 +171,30 @@ func ExampleMemoryQueue() {
 	// Output: 2
 }
 
+func ExampleMemoryQueue_Depth() {
+	ctx := context.Background()
+	q := &deliver.MemoryQueue{}
+	_ = q.Enqueue(ctx, &deliver.Envelope{
+		Body: []byte(`{}`), Lane: deliver.LanePriority, EnqueuedAt: time.Now(),
+		Inboxes: []string{"https://b.example/inbox"},
+	})
+	_ = q.Enqueue(ctx, &deliver.Envelope{
+		Body: []byte(`{}`), EnqueuedAt: time.Now(),
+		Inboxes: []string{"https://b.example/inbox", "https://c.example/inbox"},
+	})
+	depth, err := q.Depth(ctx) // for a status page; pgqueue's Queue.Depth means the same
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, lane := range []deliver.Lane{deliver.LanePriority, deliver.LaneNormal, deliver.LaneLow} {
+		fmt.Println(lane, depth[lane])
+	}
+	// Output:
+	// priority 1
+	// normal 2
+	// low 0
+}
+
 // followersTable stands for an application's follows table.
 type followersTable struct{}
 

@@ -22,6 +22,7 @@ type MemoryQueue struct {
 	leased  map[int64]*memJob
 	chains  map[chainKey][]int64
 	batches map[string]*BatchStatus
+	depth   [3]int // jobs not finished, indexed as lanes
 }
 
 type chainKey struct{ key, inbox string }
@@ -71,6 +72,7 @@ func (q *MemoryQueue) Enqueue(ctx context.Context, e *Envelope) error {
 		q.nextID++
 		j := &memJob{id: q.nextID, env: e, inbox: inbox, due: e.EnqueuedAt, index: -1}
 		q.jobs[j.id] = j
+		q.depth[laneIndex(e.Lane)]++
 		bs.Pending++
 		if e.OrderingKey != "" {
 			k := chainKey{e.OrderingKey, inbox}
@@ -161,6 +163,7 @@ func (q *MemoryQueue) Finish(ctx context.Context, ref JobRef, o Outcome) error {
 func (q *MemoryQueue) remove(j *memJob) {
 	delete(q.jobs, j.id)
 	delete(q.leased, j.id)
+	q.depth[laneIndex(j.env.Lane)]--
 	if j.index >= 0 {
 		heap.Remove(&q.lanes[laneIndex(j.env.Lane)], j.index)
 	}
@@ -220,6 +223,22 @@ func (q *MemoryQueue) Drop(ctx context.Context, f DropFilter) (int, error) {
 		q.remove(v)
 	}
 	return len(victims), nil
+}
+
+// Depth returns how many deliveries wait in each lane: due, scheduled for a
+// retry or claimed, as Status counts a batch's Pending; finished and dropped
+// ones have left. Every lane is in the map, zero when empty. It has the
+// meaning of pgqueue's Queue.Depth, so a status page can show either; an
+// Envelope.Lane outside the three lanes counts in the lane it is claimed
+// from. It never fails; the error is there to match.
+func (q *MemoryQueue) Depth(ctx context.Context) (map[Lane]int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return map[Lane]int{
+		LanePriority: q.depth[laneIndex(LanePriority)],
+		LaneNormal:   q.depth[laneIndex(LaneNormal)],
+		LaneLow:      q.depth[laneIndex(LaneLow)],
+	}, nil
 }
 
 // Len returns how many jobs are in the queue, claimed or not.
