@@ -1,7 +1,9 @@
 package deliver
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -88,9 +90,10 @@ type MemoryBreakerStore struct {
 }
 
 type lightState struct {
-	failures   int
-	openUntil  time.Time // zero while closed
-	probeUntil time.Time // zero when no probe is out
+	failures     int       // in a row while closed; zero once open
+	lastFailure  time.Time // zero if never
+	openUntil    time.Time // zero while closed
+	probeStarted time.Time // zero when no probe admitted since it opened
 }
 
 // Admit implements BreakerStore.
@@ -104,10 +107,10 @@ func (s *MemoryBreakerStore) Admit(ctx context.Context, light string, now time.T
 	if now.Before(l.openUntil) {
 		return Admission{Until: l.openUntil}, nil
 	}
-	if !l.probeUntil.IsZero() && now.Before(l.probeUntil) {
-		return Admission{Until: l.probeUntil}, nil
+	if until := l.probeStarted.Add(rule.CoolOff); !l.probeStarted.IsZero() && now.Before(until) {
+		return Admission{Until: until}, nil
 	}
-	l.probeUntil = now.Add(rule.CoolOff)
+	l.probeStarted = now
 	return Admission{Allow: true, Probe: true}, nil
 }
 
@@ -133,14 +136,68 @@ func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok
 		l = &lightState{}
 		s.lights[light] = l
 	}
+	l.lastFailure = now
 	if probe {
-		l.probeUntil = time.Time{}
+		l.probeStarted = time.Time{}
 		l.openUntil = now.Add(rule.CoolOff)
 		return nil
 	}
 	l.failures++
 	if l.failures >= rule.Threshold {
 		l.openUntil = now.Add(rule.CoolOff)
+		l.failures = 0
 	}
 	return nil
+}
+
+// BreakerLight is one light's state as a MemoryBreakerStore holds it, read
+// for display (a status page, an admin command); deliveries never read it.
+// Its fields are those of redisbreaker's Light, in the same order, so one
+// converts to the other (redisbreaker.Light(l).Color(now) names its state).
+// While OpenUntil is zero the light is closed; before OpenUntil it holds
+// every delivery; after, it lets one probe through at a time.
+type BreakerLight struct {
+	// Name is the light: a host or an inbox URL.
+	Name string
+	// Failures counts failures in a row while closed; it restarts at zero
+	// when the light opens.
+	Failures int
+	// LastFailure is when the last failure was recorded; zero if never.
+	LastFailure time.Time
+	// OpenUntil is when the cool-off ends; zero while the light is closed.
+	OpenUntil time.Time
+	// ProbeStarted is when the probe now out, or the last one lost, was
+	// admitted; zero if none since the light last opened.
+	ProbeStarted time.Time
+}
+
+// Light returns one light's state; a light with nothing stored is closed
+// with no failures. It never fails; the error matches redisbreaker's.
+func (s *MemoryBreakerStore) Light(ctx context.Context, name string) (BreakerLight, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lights[name].read(name), nil
+}
+
+// Lights returns every light with something stored (a failure counted, or
+// open), sorted by name: a light is forgotten when it closes, so these are
+// the troubled destinations. It never fails; the error matches
+// redisbreaker's.
+func (s *MemoryBreakerStore) Lights(ctx context.Context) ([]BreakerLight, error) {
+	s.mu.Lock()
+	out := make([]BreakerLight, 0, len(s.lights))
+	for name, l := range s.lights {
+		out = append(out, l.read(name))
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b BreakerLight) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (l *lightState) read(name string) BreakerLight {
+	if l == nil {
+		return BreakerLight{Name: name}
+	}
+	return BreakerLight{Name: name, Failures: l.failures, LastFailure: l.lastFailure,
+		OpenUntil: l.openUntil, ProbeStarted: l.probeStarted}
 }

@@ -228,6 +228,40 @@ func ExampleDeliveryError() {
 	_ = cfg
 }
 
+func ExampleMemoryBreakerStore_Lights() {
+	ctx := context.Background()
+	store := &deliver.MemoryBreakerStore{} // as set in BreakerConfig.Store
+	rule := deliver.BreakerRule{Threshold: 2, CoolOff: time.Minute}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, host := range []string{"down.example", "down.example", "flaky.example"} {
+		_ = store.Record(ctx, host, false, false, now, rule)
+	}
+	lights, err := store.Lights(ctx) // for a status page: the troubled hosts
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, l := range lights {
+		if l.OpenUntil.IsZero() {
+			fmt.Printf("%s closed, %d failure(s) in a row\n", l.Name, l.Failures)
+		} else {
+			fmt.Printf("%s open until %s\n", l.Name, l.OpenUntil.Format(time.Kitchen))
+		}
+	}
+	// Output:
+	// down.example open until 12:01PM
+	// flaky.example closed, 1 failure(s) in a row
+}
+
+func ExampleMemoryBreakerStore_Light() {
+	store := &deliver.MemoryBreakerStore{}
+	l, err := store.Light(context.Background(), "b.example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(l.OpenUntil.IsZero(), l.Failures) // never failed: closed
+	// Output: true 0
+}
+
 func ExampleMemoryBreakerStore() {
 	// Deliverers sharing a store share their breakers (per host here).
 	store := &deliver.MemoryBreakerStore{}
