@@ -17,8 +17,17 @@ type reconcileRun struct {
 
 func (h *harness) reconcile(terminal bool, args ...string) reconcileRun {
 	h.t.Helper()
+	return h.reconcileEnv(terminal, nil, args...)
+}
+
+// reconcileEnv runs reconcile-handles with extra environment variables.
+func (h *harness) reconcileEnv(terminal bool, extra map[string]string, args ...string) reconcileRun {
+	h.t.Helper()
 	var out, errb bytes.Buffer
 	vars := map[string]string{"DATABASE_URL": h.connStr, "PLC_URL": "https://plc.test"}
+	for k, v := range extra {
+		vars[k] = v
+	}
 	code := runEnv(context.Background(), append([]string{"reconcile-handles"}, args...), env{
 		stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] },
 		resolver: h.res, isTerminal: terminal,
@@ -139,6 +148,56 @@ func TestReconcileClearsOriginOffTheBridge(t *testing.T) {
 	}
 	if got := originOf(h.actor(moved)); got != cleared {
 		t.Fatalf("origin = %q, want cleared", got)
+	}
+}
+
+// TestReconcileRemovedHost: spec 5.2 clears origin fields "when a host is
+// removed from the trusted list, when the sweep runs". Such rows keep
+// their stored PDS on the removed host, so ListBridged never gives them:
+// only the store's OriginLister brings them to the sweep.
+func TestReconcileRemovedHost(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	const newHost, newPDS = "pds.newbridge.test", "https://pds.newbridge.test"
+	removed, plain, kept := plcDID("removed"), plcDID("plain"), plcDID("kept")
+	// The removed bridge still serves the repository and the handle
+	// verifies: only the trusted list changed.
+	h.addUser(removed, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setOrigin(removed, "lemmy.world", "Alice", "https://lemmy.world/u/Alice", "lemmy")
+	h.net.Claim(removed, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	// No origin fields on the removed host: nothing to clear, not visited.
+	h.addUser(plain, "plain.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.Claim(plain, "plain.lemmy.world.ap.bridge.test", bridgePDS)
+	// On the host still trusted: keeps its fields.
+	h.addUser(kept, "bob.lemmy.world.ap.newbridge.test", newPDS)
+	h.setOrigin(kept, "lemmy.world", "Bob", "https://lemmy.world/u/Bob", "lemmy")
+	h.net.Claim(kept, "bob.lemmy.world.ap.newbridge.test", newPDS)
+	env := map[string]string{"TRUSTED_BRIDGE_PDS_HOSTS": newHost}
+	want := [4]string{"lemmy.world", "Alice", "https://lemmy.world/u/Alice", "lemmy"}
+
+	r := h.reconcileEnv(false, env, "-dry-run")
+	if got := originOf(h.actor(removed)); got != want {
+		t.Fatalf("dry run cleared the origin: %q (exit %d)\n%s%s", got, r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, removed) {
+		t.Errorf("dry run did not visit the row on the removed host:\n%s", r.stderr)
+	}
+
+	r = h.reconcileEnv(false, env)
+	if r.code != exitOK {
+		t.Errorf("run exit %d, want %d\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	if got := originOf(h.actor(removed)); got != cleared {
+		t.Errorf("origin on the removed host = %q, want cleared\n%s%s", got, r.stdout, r.stderr)
+	}
+	if got := originOf(h.actor(kept)); got != [4]string{"lemmy.world", "Bob", "https://lemmy.world/u/Bob", "lemmy"} {
+		t.Errorf("origin on the trusted host = %q, want kept", got)
+	}
+	if strings.Contains(r.stderr, plain) {
+		t.Errorf("a row without origin fields off the trusted list was visited:\n%s", r.stderr)
+	}
+	if a := h.actor(plain); a.Handle != "plain.lemmy.world.ap.bridge.test" || a.PDSURL != bridgePDS {
+		t.Errorf("row without origin fields changed: handle %q pds %q", a.Handle, a.PDSURL)
 	}
 }
 

@@ -11,24 +11,32 @@ import (
 	"github.com/fedkit/fedkit/origin"
 )
 
-// IdentityStore adapts Store to identity.Store and identity.Lister, so the
-// library's Refresher and Sweep read and write the AppView's tables.
+// IdentityStore adapts Store to identity.Store, identity.Lister and
+// identity.OriginLister, so the library's Refresher and Sweep read and
+// write the AppView's tables.
 type IdentityStore struct{ s *Store }
 
 var (
 	_ identity.Store     = IdentityStore{}
 	_ identity.Lister    = IdentityStore{}
 	_ identity.PDSSetter = IdentityStore{}
+	// Without it a row holding origin fields on a host removed from the
+	// trusted list would never be swept, and would keep them (spec 5.2).
+	_ identity.OriginLister = IdentityStore{}
 )
 
 // Identity returns the identity.Store view of s.
 func (s *Store) Identity() IdentityStore { return IdentityStore{s: s} }
 
-// subjectSelect reads Subjects from both tables; %[1]s is the WHERE clause.
+// subjectSelect reads Subjects from both tables; %[1]s is the users'
+// WHERE clause and %[2]s the communities'.
 var subjectSelect = `SELECT 'user', did, handle, pds_url, ` + hasOriginSQL(KindUser) + `, ''
 	FROM users WHERE %[1]s
 	UNION ALL SELECT 'community', did, handle, pds_url, ` + hasOriginSQL(KindCommunity) + `, hosted_by_did
-	FROM communities WHERE %[1]s`
+	FROM communities WHERE %[2]s`
+
+// subjectQuery is subjectSelect with one WHERE clause for both tables.
+func subjectQuery(where string) string { return fmt.Sprintf(subjectSelect, where, where) }
 
 func scanSubject(row pgx.Row) (identity.Subject, error) {
 	var sub identity.Subject
@@ -46,7 +54,7 @@ func scanSubject(row pgx.Row) (identity.Subject, error) {
 
 // Subject is one indexed read (a primary-key probe of each table).
 func (a IdentityStore) Subject(ctx context.Context, did identity.DID) (identity.Subject, error) {
-	sub, err := scanSubject(a.s.db.QueryRow(ctx, fmt.Sprintf(subjectSelect, "did = $1")+" LIMIT 1", string(did)))
+	sub, err := scanSubject(a.s.db.QueryRow(ctx, subjectQuery("did = $1")+" LIMIT 1", string(did)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return identity.Subject{}, identity.ErrUnknownDID
 	}
@@ -108,32 +116,46 @@ func (a IdentityStore) ClearOrigin(ctx context.Context, sub identity.Subject, _ 
 	return err
 }
 
-// ListBridged lists rows with a stored PDS whose host is in hosts. The
-// rows are read first and the connection released, so fn (which takes
-// locks and writes) never waits on a pool slot this scan holds.
+// ListBridged lists rows with a stored PDS whose host is in hosts.
 func (a IdentityStore) ListBridged(ctx context.Context, hosts []string, fn func(identity.Subject) error) error {
 	trusted, err := origin.NewTrustedHosts(hosts)
 	if err != nil {
 		return err
 	}
-	rows, err := a.s.db.Query(ctx, fmt.Sprintf(subjectSelect, "pds_url <> ''")+" ORDER BY 2")
+	return a.list(ctx, "list bridged", subjectQuery("pds_url <> ''")+" ORDER BY 2",
+		func(sub identity.Subject) bool { return trusted.Contains(sub.PDS) }, fn)
+}
+
+// ListWithOrigin implements identity.OriginLister: every row holding a
+// non-empty origin field, whatever its stored PDS. Sweep skips the ones on
+// a trusted host itself, so no host list is needed here.
+func (a IdentityStore) ListWithOrigin(ctx context.Context, fn func(identity.Subject) error) error {
+	q := fmt.Sprintf(subjectSelect, hasOriginSQL(KindUser), hasOriginSQL(KindCommunity)) + " ORDER BY 2"
+	return a.list(ctx, "list with origin", q, nil, fn)
+}
+
+// list reads every row of q that keep accepts (nil: all), releases the
+// connection and only then calls fn, so fn (which takes locks and writes)
+// never waits on a pool slot this scan holds.
+func (a IdentityStore) list(ctx context.Context, what, q string, keep func(identity.Subject) bool, fn func(identity.Subject) error) error {
+	rows, err := a.s.db.Query(ctx, q)
 	if err != nil {
-		return fmt.Errorf("store: list bridged: %w", err)
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	var subs []identity.Subject
 	for rows.Next() {
 		sub, err := scanSubject(rows)
 		if err != nil {
 			rows.Close()
-			return fmt.Errorf("store: list bridged: %w", err)
+			return fmt.Errorf("store: %s: %w", what, err)
 		}
-		if trusted.Contains(sub.PDS) {
+		if keep == nil || keep(sub) {
 			subs = append(subs, sub)
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: list bridged: %w", err)
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	for _, sub := range subs {
 		if err := fn(sub); err != nil {
