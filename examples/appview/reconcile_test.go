@@ -201,6 +201,38 @@ func TestReconcileRemovedHost(t *testing.T) {
 	}
 }
 
+// TestReconcileRemovedHostCommunities: a community off the bridge keeps
+// only an origin the spec 4.4 own-domain rule allows its verified handle.
+// The store supplies Subject.Origin for that; without it, a community
+// whose stored PDS is no longer trusted keeps a foreign origin.
+func TestReconcileRemovedHostCommunities(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	const nativePDS = "https://pds.coves.test"
+	foreign, native := plcDID("foreign"), plcDID("native")
+	h.addCommunity(foreign, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setCommunityOrigin(foreign, "lemmy.world", "https://lemmy.world/c/news", "lemmy")
+	h.net.Claim(foreign, "news.lemmy.world.ap.bridge.test", bridgePDS)
+	h.addCommunity(native, "c-nba.dev.coves.test", nativePDS)
+	h.setCommunityOrigin(native, "dev.coves.test", "https://dev.coves.test/c/nba", "coves")
+	h.net.Claim(native, "c-nba.dev.coves.test", nativePDS)
+	env := map[string]string{"TRUSTED_BRIDGE_PDS_HOSTS": "pds.newbridge.test"}
+
+	if r := h.reconcileEnv(false, env, "-dry-run"); originOf(h.actor(foreign))[0] != "lemmy.world" {
+		t.Fatalf("dry run cleared the origin (exit %d)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := h.reconcileEnv(false, env)
+	if r.code != exitOK {
+		t.Errorf("run exit %d, want %d\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	if got := originOf(h.actor(foreign)); got != [4]string{"", "<NULL>", "", ""} {
+		t.Errorf("foreign origin on the removed host = %q, want cleared\n%s%s", got, r.stdout, r.stderr)
+	}
+	if got := originOf(h.actor(native)); got != [4]string{"dev.coves.test", "<NULL>", "https://dev.coves.test/c/nba", "coves"} {
+		t.Errorf("native community's own-domain origin = %q, want kept", got)
+	}
+}
+
 func TestReconcileUsage(t *testing.T) {
 	t.Parallel()
 	h := setup(t)

@@ -29,10 +29,12 @@ var (
 func (s *Store) Identity() IdentityStore { return IdentityStore{s: s} }
 
 // subjectSelect reads Subjects from both tables; %[1]s is the users'
-// WHERE clause and %[2]s the communities'.
-var subjectSelect = `SELECT 'user', did, handle, pds_url, ` + hasOriginSQL(KindUser) + `, ''
+// WHERE clause and %[2]s the communities'. A community's origin is read so
+// that one off the bridge keeps exactly the spec 4.4 own-domain origins
+// (identity.Subject.Origin); a user's never survives leaving the bridge.
+var subjectSelect = `SELECT 'user', did, handle, pds_url, ` + hasOriginSQL(KindUser) + `, '', ''
 	FROM users WHERE %[1]s
-	UNION ALL SELECT 'community', did, handle, pds_url, ` + hasOriginSQL(KindCommunity) + `, hosted_by_did
+	UNION ALL SELECT 'community', did, handle, pds_url, ` + hasOriginSQL(KindCommunity) + `, hosted_by_did, COALESCE(origin, '')
 	FROM communities WHERE %[2]s`
 
 // subjectQuery is subjectSelect with one WHERE clause for both tables.
@@ -41,7 +43,7 @@ func subjectQuery(where string) string { return fmt.Sprintf(subjectSelect, where
 func scanSubject(row pgx.Row) (identity.Subject, error) {
 	var sub identity.Subject
 	var kind, did, handle, hostedBy string
-	if err := row.Scan(&kind, &did, &handle, &sub.PDS, &sub.HasOrigin, &hostedBy); err != nil {
+	if err := row.Scan(&kind, &did, &handle, &sub.PDS, &sub.HasOrigin, &hostedBy, &sub.Origin); err != nil {
 		return identity.Subject{}, err
 	}
 	sub.DID, sub.Handle, sub.HostedBy = identity.DID(did), identity.Handle(handle), identity.DID(hostedBy)

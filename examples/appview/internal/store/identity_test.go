@@ -75,6 +75,17 @@ func TestListWithOrigin(t *testing.T) {
 		t.Errorf("community subject = %+v", sub)
 	}
 
+	// Subject.Origin: a community's stored origin; never a user's.
+	for did, want := range map[string]string{commOrigin: "lemmy.world", commNoPDS: "", userOrigin: ""} {
+		if got := subs[did].Origin; got != want {
+			t.Errorf("%s listed with Origin %q, want %q", did, got, want)
+		}
+		sub, err := s.Identity().Subject(ctx, identity.DID(did))
+		if err != nil || sub.Origin != want || !sub.HasOrigin {
+			t.Errorf("Subject(%s) = %+v, %v; want Origin %q", did, sub, err, want)
+		}
+	}
+
 	// fn's first error stops the listing and is returned.
 	stop := errors.New("stop")
 	n := 0
