@@ -1,5 +1,3 @@
-//go:build unix
-
 package yamledit
 
 import (
@@ -11,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // MaxSize bounds the configuration file this editor reads.
@@ -112,9 +109,7 @@ func editFile(path string, opts *Opts, fn func([]byte) ([]byte, error), replaceB
 	if err != nil {
 		return false, err
 	}
-	// O_NOFOLLOW and O_NONBLOCK close the gap between Lstat and open: a
-	// swapped-in link fails, a swapped-in FIFO does not block.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openNoFollow(path)
 	if err != nil {
 		return false, err
 	}
@@ -207,31 +202,6 @@ func writeTemp(dir, base string, data []byte, like os.FileInfo) (name string, er
 	return name, f.Close()
 }
 
-// matchOwnerMode gives f the permission bits and owner of like. A failed
-// chown is an error: silently handing the config to another user is worse
-// than not editing it.
-func matchOwnerMode(f *os.File, like os.FileInfo) error {
-	if err := f.Chmod(like.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)); err != nil {
-		return err
-	}
-	want, ok := like.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	have, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if st, ok := have.Sys().(*syscall.Stat_t); ok && st.Uid == want.Uid && st.Gid == want.Gid {
-		return nil
-	}
-	if err := f.Chown(int(want.Uid), int(want.Gid)); err != nil {
-		return fmt.Errorf("yamledit: keep config owner: %w", err)
-	}
-	// chown may clear setuid/setgid bits; restore them.
-	return f.Chmod(like.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky))
-}
-
 // backup makes bak the original file. A hard link keeps its inode, owner
 // and mode exactly; a copy is the fallback where links are unsupported. It
 // lands under a temporary name first so bak is never partial.
@@ -255,17 +225,4 @@ func randSuffix() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// syncDir makes the renames durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("yamledit: sync directory: %w", err)
-	}
-	return nil
 }
