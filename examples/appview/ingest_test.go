@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedkit/fedkit/examples/appview/internal/ingest"
 	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/identity/identitytest"
 	"github.com/fedkit/fedkit/identity/pgstore"
 )
 
@@ -410,5 +411,41 @@ func TestPermanentEventsAreLoggedAndDropped(t *testing.T) {
 	}
 	if got := h.actor(bad).DisplayName; got != "" {
 		t.Errorf("profile with a bad rkey applied: %q", got)
+	}
+}
+
+// TestCreateSubjectMismatchIsPermanent: a profile from an unknown DID
+// whose document names another DID can never create a row; retrying it
+// would re-resolve the same document until the attempts run out.
+func TestCreateSubjectMismatchIsPermanent(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	user, comm, other := plcDID("user"), plcDID("comm"), plcDID("other")
+	h.net.Claim(other, "other.lemmy.world.ap.bridge.test", bridgePDS)
+	h.net.SetDocument(user, identitytest.Doc(other, "user.lemmy.world.ap.bridge.test", bridgePDS))
+	h.net.SetWellKnown("user.lemmy.world.ap.bridge.test", user)
+	h.net.SetDocument(comm, identitytest.Doc(other, "news.lemmy.world.ap.bridge.test", bridgePDS))
+	h.net.SetWellKnown("news.lemmy.world.ap.bridge.test", comm)
+
+	// No origin fields: admission has nothing to resolve, so the row's
+	// creation is what meets the document.
+	h.handle(profileFrame(user, "3laaa", nil))
+	h.handle(communityFrame(comm, "3laaa", nil))
+	for _, did := range []string{user, comm} {
+		if h.exists(did) {
+			t.Errorf("%s: row created from a document naming another DID", did)
+		}
+		if n, _, code, _ := h.redriveRows(did); n != 0 {
+			t.Errorf("%s: queued for redrive (%s), want dropped", did, code)
+		}
+		if !strings.Contains(h.logs.String(), `msg="ingest: dropping event" did=`+did) {
+			t.Errorf("%s: drop not logged", did)
+		}
+	}
+	if !strings.Contains(h.logs.String(), "reason="+identity.ReasonSubjectMismatch) {
+		t.Errorf("reason %s not logged", identity.ReasonSubjectMismatch)
+	}
+	if t.Failed() {
+		t.Log(h.logs.String())
 	}
 }

@@ -504,7 +504,12 @@ func (in *Ingester) communityProfile(ctx context.Context, f jetstream.Frame, rec
 func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string) (identity.Handle, error) {
 	id, err := in.d.Resolver.LookupDID(ctx, identity.DID(did))
 	if err != nil {
-		if errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID) {
+		switch {
+		case errors.Is(err, identity.ErrSubjectMismatch):
+			// The document names another DID: resolving it again gives
+			// the same answer, so retrying only spends attempts.
+			return "", permanent(identity.ReasonSubjectMismatch, err)
+		case errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID):
 			return "", permanent(identity.ReasonResolveFailed, err)
 		}
 		return "", unresolved(identity.ReasonResolveFailed, err)
