@@ -147,13 +147,14 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		if err := q.Migrate(ctx); err != nil {
 			return nil, err
 		}
-		a.store, a.queue, a.depth = ps, q, pgDepth(q)
+		a.store, a.queue, a.depth = ps, q, laneDepth("postgres", q.Depth)
 	} else {
 		fs, err := store.OpenFile(subscribersFile(cfg))
 		if err != nil {
 			return nil, err
 		}
-		a.store, a.queue = fs, &deliver.MemoryQueue{}
+		mq := &deliver.MemoryQueue{}
+		a.store, a.queue, a.depth = fs, mq, laneDepth("memory", mq.Depth)
 	}
 
 	dcfg := deliver.DefaultConfig()
@@ -186,9 +187,6 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	keys := deliver.NewCachingSenderKeys(staticKeys{id: cfg.KeyID(), key: a.key}, nil)
 	if a.deliverer, err = deliver.New(a.queue, keys, a.httpc, dcfg); err != nil {
 		return nil, err
-	}
-	if a.depth == nil {
-		a.depth = memoryDepth(a.deliverer)
 	}
 
 	a.token = cfg.AdminToken
@@ -224,32 +222,15 @@ func (k staticKeys) Key(_ context.Context, keyID string) (crypto.Signer, error) 
 
 func (staticKeys) Gone(context.Context, string) (bool, error) { return false, nil }
 
-// pgDepth counts pgqueue's deliveries per lane, across every process
-// sharing the queue.
-func pgDepth(q *pgqueue.Queue) func(context.Context) (relay.QueueDepth, error) {
+// laneDepth reads a queue's per-lane depth (pgqueue's across every process
+// sharing it, the in-memory queue's in this process) for the status page.
+func laneDepth(backend string, depth func(context.Context) (map[deliver.Lane]int, error)) func(context.Context) (relay.QueueDepth, error) {
 	return func(ctx context.Context) (relay.QueueDepth, error) {
-		m, err := q.Depth(ctx)
+		m, err := depth(ctx)
 		if err != nil {
 			return relay.QueueDepth{}, err
 		}
-		return relay.QueueDepth{Backend: "postgres", Priority: m[deliver.LanePriority], Normal: m[deliver.LaneNormal], Low: m[deliver.LaneLow]}, nil
-	}
-}
-
-// memoryDepth counts the in-memory queue's deliveries by batch tag: each of
-// the relay's tags has one lane (Accepts, Rejects and follows the priority
-// lane, relayed activities the normal one).
-func memoryDepth(d *deliver.Deliverer) func(context.Context) (relay.QueueDepth, error) {
-	return func(ctx context.Context) (relay.QueueDepth, error) {
-		acc, err := d.Status(ctx, relay.TagAccept)
-		if err != nil {
-			return relay.QueueDepth{}, err
-		}
-		rel, err := d.Status(ctx, relay.TagRelay)
-		if err != nil {
-			return relay.QueueDepth{}, err
-		}
-		return relay.QueueDepth{Backend: "memory", Priority: acc.Pending, Normal: rel.Pending}, nil
+		return relay.QueueDepth{Backend: backend, Priority: m[deliver.LanePriority], Normal: m[deliver.LaneNormal], Low: m[deliver.LaneLow]}, nil
 	}
 }
 

@@ -158,26 +158,30 @@ func TestStatusPageInChromium(t *testing.T) {
 	t.Logf("status page screenshot: %s", shot)
 }
 
-// TestMemoryDepth: the in-memory queue's depth is counted per lane through
-// the relay's batch tags, claimed or not, and falls as jobs settle.
+// TestMemoryDepth: the in-memory queue's depth is the MemoryQueue's own
+// count per lane, claimed or not (a low-lane batch included, which the
+// relay's tags alone could not place), and falls as jobs leave.
 func TestMemoryDepth(t *testing.T) {
 	r := startRelayOpts(t, "", "", false)
 	d := r.app.deliverer
 	ctx := context.Background()
-	if err := d.SendBatch(ctx, r.app.cfg.KeyID(), []byte(`{}`), []string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Priority: true}); err != nil {
-		t.Fatal(err)
+	send := func(inboxes []string, b deliver.Batch) {
+		t.Helper()
+		if err := d.SendBatch(ctx, r.app.cfg.KeyID(), []byte(`{}`), inboxes, b); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := d.SendBatch(ctx, r.app.cfg.KeyID(), []byte(`{}`), []string{"https://a.example/inbox", "https://b.example/inbox"}, deliver.Batch{Tag: relay.TagRelay}); err != nil {
-		t.Fatal(err)
-	}
+	send([]string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Priority: true})
+	send([]string{"https://a.example/inbox", "https://b.example/inbox"}, deliver.Batch{Tag: relay.TagRelay})
+	send([]string{"https://c.example/inbox"}, deliver.Batch{Tag: "backfill", LowPriority: true})
 	got, err := r.app.depth(ctx)
-	if want := (relay.QueueDepth{Backend: "memory", Priority: 1, Normal: 2}); err != nil || got != want {
+	if want := (relay.QueueDepth{Backend: "memory", Priority: 1, Normal: 2, Low: 1}); err != nil || got != want {
 		t.Fatalf("depth = %+v, %v; want %+v", got, err, want)
 	}
 	if _, err := d.Drop(ctx, deliver.DropFilter{Tag: relay.TagRelay}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := r.app.depth(ctx); got.Normal != 0 || got.Priority != 1 {
+	if got, _ := r.app.depth(ctx); got.Normal != 0 || got.Priority != 1 || got.Low != 1 {
 		t.Fatalf("depth after dropping the relayed batch = %+v", got)
 	}
 }
