@@ -280,25 +280,38 @@ func TestTransportTimeouts(t *testing.T) {
 				held <- c
 			}
 		}()
+		var conns []net.Conn
 		t.Cleanup(func() {
 			ln.Close()
 			<-done
 			close(held)
 			for c := range held {
+				conns = append(conns, c)
+			}
+			for _, c := range conns {
 				c.Close()
 			}
 		})
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		origin := "https://" + directorytest.Host + ":" + port
 		hc := timeoutClient(t, func(c *client.Config) { c.TLSHandshakeTimeout = short }, nil)
-		stalledCall(t, hc, origin, func() int { return len(held) })
+		stalledCall(t, hc, origin, func() int {
+			// The accept loop may still be catching up with the kernel.
+			select {
+			case c := <-held:
+				conns = append(conns, c)
+				return 1
+			case <-time.After(10 * time.Second):
+				return 0
+			}
+		})
 	})
 	t.Run("ResponseHeaders", func(t *testing.T) {
 		release := make(chan struct{})
-		var hits atomic.Int32
+		entered := make(chan struct{}, 8)
 		cert, pool := directorytest.TLSCert(t)
 		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hits.Add(1)
+			entered <- struct{}{}
 			select { // headers never come
 			case <-r.Context().Done():
 			case <-release:
@@ -311,7 +324,14 @@ func TestTransportTimeouts(t *testing.T) {
 		_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "https://"))
 		origin := "https://" + directorytest.Host + ":" + port
 		hc := timeoutClient(t, func(c *client.Config) { c.ResponseHeaderTimeout = short }, pool)
-		stalledCall(t, hc, origin, func() int { return int(hits.Load()) })
+		stalledCall(t, hc, origin, func() int {
+			select { // the handler may be scheduled late on a loaded machine
+			case <-entered:
+				return 1
+			case <-time.After(10 * time.Second):
+				return 0
+			}
+		})
 	})
 }
 
@@ -334,7 +354,8 @@ func timeoutClient(t *testing.T, tweak func(*client.Config), pool *x509.CertPool
 
 // stalledCall registers once against a stalling origin under a generous
 // caller deadline and wants a retryable timeout that the transport, not the
-// caller, produced, after the stall was actually reached (reached() > 0).
+// caller, produced, after the stall was actually reached (reached() > 0,
+// which may wait for the stalling side to catch up).
 func stalledCall(t *testing.T, hc directory.Doer, origin string, reached func() int) {
 	t.Helper()
 	c, err := directory.New(testKey(t), &directory.Config{Actor: actor, PublicBaseURL: base,
