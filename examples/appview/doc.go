@@ -8,7 +8,8 @@
 //
 //	appview serve [flags]              consume Jetstream, redrive, serve XRPC
 //	appview migrate [flags]            apply the embedded migrations and exit
-//	appview reconcile-handles [flags]  re-check every bridged row and exit
+//	appview reconcile-handles [flags]  re-check every bridged row, clear origin
+//	                                   fields off the trusted hosts, and exit
 //
 // For example, against a local Postgres and a local Jetstream:
 //
@@ -50,6 +51,16 @@
 // name at least one host. Trust is decided by the PDS a fresh DID document
 // names, never by the shape of a handle.
 //
+// The sweep checks two sets of rows: the bridged ones (stored PDS on a
+// trusted host) and the off-list ones (any origin field set while the
+// stored PDS is not on a trusted host, for example after a host was
+// removed from TRUSTED_BRIDGE_PDS_HOSTS). A row whose fresh DID document
+// names a PDS off the trusted hosts has its origin fields cleared (spec
+// 5.2); a community keeps only an origin its own verified handle allows
+// (its handle's registrable domain or a parent below it). A dry run
+// clears nothing and, as identity's dry run does not tell, does not say
+// which rows a run would clear.
+//
 // # Exit status
 //
 //	0   success; for reconcile-handles, every bridged row matches its verified handle
@@ -58,9 +69,13 @@
 //	3   the command failed (database, migrations, a serve component)
 //	64  bad usage (unknown command or flag, invalid setting)
 //
-// reconcile-handles prints one line per row on stderr, or a live progress
-// line when stderr is a terminal, and a summary by reason code on stdout
-// (the codes are identity's Reason constants). Re-run it until it exits 0.
+// reconcile-handles prints one line per row on stderr (marked off-list and
+// origin-cleared where they apply), or a live progress line when stderr is
+// a terminal, and on stdout a summary: the bridged and off-list row counts,
+// one line per reason code (identity's Reason constants), how many rows had
+// their origin fields cleared (and how many of those were off-list), and
+// the verdict. -json carries the same as offList and originCleared, per
+// row and in total. Re-run it until it exits 0.
 //
 // # HTTP
 //
@@ -99,6 +114,10 @@
 //     is kept only when the instance's registrable domain is the handle's.
 //   - commit app.bsky.feed.post: indexed for known users.
 //
+// A new row is created only from a fresh, verified resolution; one whose
+// DID document names another DID (identity.ErrSubjectMismatch) is
+// permanent, reason subject-mismatch.
+//
 // Each result is done; permanent (logged and dropped); unresolved (written
 // to the redrive table, at most ingest.UnresolvedAttemptsDefault attempts);
 // busy or debounced (redriven without spending an attempt); or transient (a
@@ -114,7 +133,9 @@
 //     identity.Refresher, and an origin.Admitter fed by
 //     identity.NewOriginResolver (never the cache).
 //   - internal/store/identity.go is the application side of identity.Store,
-//     identity.Lister and identity.PDSSetter, and of origin.OriginIndex.
+//     identity.Lister, identity.OriginLister and identity.PDSSetter (with
+//     identity.Subject.Origin filled for communities), and of
+//     origin.OriginIndex.
 //   - internal/ingest turns Jetstream frames into Refresher and Admitter
 //     calls and classifies their results for redrive.
 //   - internal/xrpc resolves actors with origin.ParseAddress and

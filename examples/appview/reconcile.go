@@ -29,8 +29,10 @@ type reconcileFlags struct {
 	rate        float64
 }
 
-// cmdReconcile re-checks every bridged row (stored PDS on a trusted host)
-// through the same locked refresh as the consumer. Exit status: 0 when
+// cmdReconcile re-checks every bridged row (stored PDS on a trusted host),
+// and every row holding origin fields on a host off the trusted list (so
+// removing a host clears its rows' fields, spec 5.2), through the same
+// locked refresh as the consumer. Exit status: 0 when
 // every row matches its verified handle; 1 when some row does not (a dry
 // run that would update); 2 when some row could not be checked; 3 when the
 // run itself failed; 64 for bad usage.
@@ -128,15 +130,19 @@ func reconcile(ctx context.Context, a *app, cfg Config, rf reconcileFlags, e env
 			Verified      string `json:"verified,omitempty"`
 			Reason        string `json:"reason"`
 			OriginCleared bool   `json:"originCleared,omitempty"`
+			OffList       bool   `json:"offList,omitempty"`
 		}
+		t := tallyOf(rep)
 		out := struct {
-			DryRun     bool           `json:"dryRun"`
-			AllMatched bool           `json:"allMatched"`
-			Counts     map[string]int `json:"counts"`
-			Rows       []row          `json:"rows"`
-		}{DryRun: rep.DryRun, AllMatched: rep.AllMatched(), Counts: rep.Counts(), Rows: []row{}}
+			DryRun        bool           `json:"dryRun"`
+			AllMatched    bool           `json:"allMatched"`
+			Counts        map[string]int `json:"counts"`
+			OffList       int            `json:"offList"`
+			OriginCleared int            `json:"originCleared"`
+			Rows          []row          `json:"rows"`
+		}{DryRun: rep.DryRun, AllMatched: rep.AllMatched(), Counts: rep.Counts(), OffList: t.offList, OriginCleared: t.cleared, Rows: []row{}}
 		for _, r := range rep.Rows {
-			out.Rows = append(out.Rows, row{string(r.DID), r.Kind.String(), string(r.Stored), string(r.Verified), r.Reason, r.OriginCleared})
+			out.Rows = append(out.Rows, row{string(r.DID), r.Kind.String(), string(r.Stored), string(r.Verified), r.Reason, r.OriginCleared, r.OffList})
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -153,7 +159,29 @@ func reconcile(ctx context.Context, a *app, cfg Config, rf reconcileFlags, e env
 	return exitOK
 }
 
-// summary is one line per reason code, then the verdict.
+// tally counts the rows checked because they hold origin fields off the
+// trusted list (SweepRow.OffList) and the rows whose origin fields were
+// cleared, of which off-list.
+type tally struct{ offList, cleared, clearedOffList int }
+
+func tallyOf(rep *identity.SweepReport) tally {
+	var t tally
+	for _, r := range rep.Rows {
+		if r.OffList {
+			t.offList++
+		}
+		if r.OriginCleared {
+			t.cleared++
+			if r.OffList {
+				t.clearedOffList++
+			}
+		}
+	}
+	return t
+}
+
+// summary is the row counts, one line per reason code, the origin clears,
+// then the verdict.
 func summary(rep *identity.SweepReport) string {
 	var b strings.Builder
 	counts := rep.Counts()
@@ -166,18 +194,18 @@ func summary(rep *identity.SweepReport) string {
 	if rep.DryRun {
 		mode = "dry run"
 	}
-	fmt.Fprintf(&b, "reconcile-handles %s: %d bridged rows\n", mode, len(rep.Rows))
+	t := tallyOf(rep)
+	fmt.Fprintf(&b, "reconcile-handles %s: %d bridged rows, %d off-list rows (origin fields on a host not trusted)\n",
+		mode, len(rep.Rows)-t.offList, t.offList)
 	for _, r := range reasons {
 		fmt.Fprintf(&b, "  %-18s %d\n", r, counts[r])
 	}
-	cleared := 0
-	for _, r := range rep.Rows {
-		if r.OriginCleared {
-			cleared++
-		}
-	}
-	if cleared > 0 {
-		fmt.Fprintf(&b, "  %-18s %d\n", "origin-cleared", cleared)
+	if rep.DryRun {
+		// Sweep's dry run resolves only: it does not say which rows a run
+		// would clear, so claim nothing.
+		b.WriteString("origin fields cleared: none (dry run)\n")
+	} else {
+		fmt.Fprintf(&b, "origin fields cleared: %d rows (%d off-list)\n", t.cleared, t.clearedOffList)
 	}
 	if rep.AllMatched() {
 		b.WriteString("every bridged row matches its verified handle\n")
@@ -213,6 +241,9 @@ func (p *progress) row(sp identity.SweepProgress) {
 	}
 	r := sp.Row
 	fmt.Fprintf(p.env.stderr, "%s %s stored=%s verified=%s reason=%s", r.DID, r.Kind, r.Stored, r.Verified, r.Reason)
+	if r.OffList {
+		fmt.Fprint(p.env.stderr, " off-list")
+	}
 	if r.OriginCleared {
 		fmt.Fprint(p.env.stderr, " origin-cleared")
 	}

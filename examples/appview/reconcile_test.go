@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -143,7 +144,7 @@ func TestReconcileClearsOriginOffTheBridge(t *testing.T) {
 		t.Fatalf("dry run cleared the origin (exit %d)\n%s", r.code, r.stdout)
 	}
 	r := h.reconcile(false, "-trusted-hosts", bridgeHost)
-	if !strings.Contains(r.stdout, "origin-cleared") {
+	if !strings.Contains(r.stdout, "origin fields cleared: 1 rows (0 off-list)") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	if got := originOf(h.actor(moved)); got != cleared {
@@ -179,8 +180,30 @@ func TestReconcileRemovedHost(t *testing.T) {
 	if got := originOf(h.actor(removed)); got != want {
 		t.Fatalf("dry run cleared the origin: %q (exit %d)\n%s%s", got, r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, removed) {
-		t.Errorf("dry run did not visit the row on the removed host:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, removed+" user stored=alice.lemmy.world.ap.bridge.test verified=alice.lemmy.world.ap.bridge.test reason=matched off-list\n") {
+		t.Errorf("dry run did not visit the row on the removed host as off-list:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "dry run: 1 bridged rows, 1 off-list rows") || !strings.Contains(r.stdout, "origin fields cleared: none (dry run)") {
+		t.Errorf("dry-run summary:\n%s", r.stdout)
+	}
+	r = h.reconcileEnv(false, env, "-dry-run", "-json")
+	var rep struct {
+		OffList, OriginCleared int
+		Rows                   []struct {
+			DID     string
+			OffList bool
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, r.stdout)
+	}
+	for _, row := range rep.Rows {
+		if row.OffList != (row.DID == removed) {
+			t.Errorf("json row %s offList %v", row.DID, row.OffList)
+		}
+	}
+	if rep.OffList != 1 || rep.OriginCleared != 0 || len(rep.Rows) != 2 {
+		t.Errorf("json report: offList %d originCleared %d rows %d\n%s", rep.OffList, rep.OriginCleared, len(rep.Rows), r.stdout)
 	}
 
 	r = h.reconcileEnv(false, env)
@@ -192,6 +215,9 @@ func TestReconcileRemovedHost(t *testing.T) {
 	}
 	if got := originOf(h.actor(kept)); got != [4]string{"lemmy.world", "Bob", "https://lemmy.world/u/Bob", "lemmy"} {
 		t.Errorf("origin on the trusted host = %q, want kept", got)
+	}
+	if !strings.Contains(r.stdout, "origin fields cleared: 1 rows (1 off-list)") {
+		t.Errorf("summary:\n%s", r.stdout)
 	}
 	if strings.Contains(r.stderr, plain) {
 		t.Errorf("a row without origin fields off the trusted list was visited:\n%s", r.stderr)
@@ -224,6 +250,9 @@ func TestReconcileRemovedHostCommunities(t *testing.T) {
 	r := h.reconcileEnv(false, env)
 	if r.code != exitOK {
 		t.Errorf("run exit %d, want %d\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "run: 0 bridged rows, 2 off-list rows") || !strings.Contains(r.stdout, "origin fields cleared: 1 rows (1 off-list)") {
+		t.Errorf("summary:\n%s", r.stdout)
 	}
 	if got := originOf(h.actor(foreign)); got != [4]string{"", "<NULL>", "", ""} {
 		t.Errorf("foreign origin on the removed host = %q, want cleared\n%s%s", got, r.stdout, r.stderr)
