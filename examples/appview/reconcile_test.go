@@ -262,6 +262,36 @@ func TestReconcileRemovedHostCommunities(t *testing.T) {
 	}
 }
 
+// TestReconcileRemovedHostShutDown: a removed bridge that was shut down
+// answers no well-known, so the row's handle no longer verifies. Its
+// origin fields are still cleared (the fresh document names a PDS off the
+// list); the row could not be checked, so the run exits 2; once cleared it
+// holds no origin fields, is not visited again, and the next run exits 0.
+func TestReconcileRemovedHostShutDown(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	gone := plcDID("gone")
+	h.addUser(gone, "gone.lemmy.world.ap.bridge.test", bridgePDS)
+	h.setOrigin(gone, "lemmy.world", "Gone", "https://lemmy.world/u/Gone", "lemmy")
+	h.net.ClaimOneWay(gone, "gone.lemmy.world.ap.bridge.test", bridgePDS)
+	env := map[string]string{"TRUSTED_BRIDGE_PDS_HOSTS": "pds.newbridge.test"}
+
+	r := h.reconcileEnv(false, env)
+	if r.code != exitRowErrors || !strings.Contains(r.stdout, identity.ReasonUnverified) {
+		t.Errorf("run exit %d, want %d with %s\n%s%s", r.code, exitRowErrors, identity.ReasonUnverified, r.stdout, r.stderr)
+	}
+	if got := originOf(h.actor(gone)); got != cleared {
+		t.Errorf("origin = %q, want cleared\n%s", got, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "origin fields cleared: 1 rows (1 off-list)") {
+		t.Errorf("summary:\n%s", r.stdout)
+	}
+	r = h.reconcileEnv(false, env)
+	if r.code != exitOK || strings.Contains(r.stderr, gone) {
+		t.Errorf("second run exit %d, want %d without visiting the cleared row\n%s%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+}
+
 func TestReconcileUsage(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
