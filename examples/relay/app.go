@@ -44,6 +44,8 @@ type app struct {
 	store     store.Store
 	queue     deliver.Queue
 	depth     func(context.Context) (relay.QueueDepth, error)
+	breakers  relay.BreakerLights // the deliverer's own breaker store, read back
+	brkName   string              // "memory" or "redis", for the status page
 	health    *relay.Health
 	deliverer *deliver.Deliverer
 	relay     *relay.Relay
@@ -167,13 +169,22 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 			return nil, fmt.Errorf("redis: %w", err)
 		}
 		a.rdb = redis.NewClient(opt)
-		dcfg.Breaker.Store = redisbreaker.New(a.rdb, &redisbreaker.Config{KeyPrefix: cfg.RedisPrefix + "breaker:"})
+		rs := redisbreaker.New(a.rdb, &redisbreaker.Config{KeyPrefix: cfg.RedisPrefix + "breaker:"})
+		dcfg.Breaker.Store = rs
+		a.breakers, a.brkName = redisLights{rs}, "redis"
 		if a.dirState, err = redisstate.New(a.rdb, &redisstate.Config{KeyPrefix: cfg.RedisPrefix + "directory:"}); err != nil {
 			return nil, err
 		}
-	} else if cfg.Directory.SchedulerEnabled {
-		// One process without Redis: the scheduler's state lives in memory.
-		a.dirState = &directory.MemoryStateStore{}
+	} else {
+		if cfg.Directory.SchedulerEnabled {
+			// One process without Redis: the scheduler's state lives in memory.
+			a.dirState = &directory.MemoryStateStore{}
+		}
+		// A store of ours rather than one the deliverer would make for
+		// itself, so the status page reads back the state it acts on.
+		mb := &deliver.MemoryBreakerStore{}
+		dcfg.Breaker.Store = mb
+		a.breakers, a.brkName = mb, "memory"
 	}
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
 	dcfg.OnAttempt = a.health.OnAttempt
@@ -199,7 +210,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		PublicURL: cfg.PublicURL, Name: cfg.ServiceName, Summary: cfg.Summary, Key: a.key,
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
-		Health: a.health, Status: statusSource{a}, Logger: a.log,
+		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
 	})
 	if err != nil {
 		return nil, err
@@ -232,6 +243,22 @@ func laneDepth(backend string, depth func(context.Context) (map[deliver.Lane]int
 		}
 		return relay.QueueDepth{Backend: backend, Priority: m[deliver.LanePriority], Normal: m[deliver.LaneNormal], Low: m[deliver.LaneLow]}, nil
 	}
+}
+
+// redisLights reads redisbreaker's lights as the relay's BreakerLights: the
+// two Light types share their fields, so each converts.
+type redisLights struct{ s *redisbreaker.Store }
+
+func (r redisLights) Lights(ctx context.Context) ([]deliver.BreakerLight, error) {
+	ls, err := r.s.Lights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]deliver.BreakerLight, len(ls))
+	for i, l := range ls {
+		out[i] = deliver.BreakerLight(l)
+	}
+	return out, nil
 }
 
 // statusSource feeds the status page the queue and Directory sections.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,13 +13,44 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
+	"github.com/fedkit/fedkit/internal/redistest"
 )
 
 const testToken = "test-admin-token-0123456789"
 
+// elsewhere is a host this relay process never delivers to; its light is
+// opened in the breaker store directly, as another process sharing the
+// store would, so only a page that reads the store can show it.
+const elsewhere = "elsewhere.example"
+
+// openLight records failures for light in store until it opens, as a
+// deliverer with a threshold of 3 and an hour's cool-off would.
+func openLight(t *testing.T, store deliver.BreakerStore, light string) {
+	t.Helper()
+	rule := deliver.BreakerRule{Threshold: 3, CoolOff: time.Hour}
+	for range rule.Threshold {
+		if err := store.Record(context.Background(), light, false, false, time.Now(), rule); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// storeLight reads light's row as the status page does.
+func storeLight(t *testing.T, rep *relay.Report, light string) (relay.BreakerRow, bool) {
+	t.Helper()
+	for _, b := range rep.Breakers {
+		if b.Light == light {
+			return b, true
+		}
+	}
+	return relay.BreakerRow{}, false
+}
+
 // statusFixture: a subscribed, a LitePub subscriber that is down (so its
-// host has failures and an open breaker), and a pending subscriber.
+// host has failures and its light in the breaker store is open), and a
+// light opened in the store by "another process".
 func statusFixture(t *testing.T) (*testRelay, *instance, *instance) {
 	t.Helper()
 	r := startRelay(t, "", "")
@@ -33,18 +65,21 @@ func statusFixture(t *testing.T) (*testRelay, *instance, *instance) {
 			t.Fatal("Create refused")
 		}
 	}
-	// Wait until the relay has seen the down host fail enough to open its breaker.
+	// Wait until the down host has failed enough to open its light in the
+	// deliverer's breaker store.
+	downHost := strings.TrimPrefix(down.srv.URL, "http://")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		hosts, _ := r.app.health.Snapshot()
-		if len(hosts) > 0 && hosts[0].Breaker == relay.BreakerOpen {
+		rep := r.app.relay.Report(context.Background())
+		if b, ok := storeLight(t, rep, downHost); ok && b.State == relay.BreakerOpen {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("breaker never opened: %+v", hosts)
+			t.Fatalf("the down host's breaker never opened in the store: %+v", rep.Breakers)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	openLight(t, r.app.breakers.(*deliver.MemoryBreakerStore), elsewhere)
 	return r, a, down
 }
 
@@ -81,8 +116,27 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("queue = %+v; want the memory queue's depth", rep.Queue)
 	}
 	downHost := strings.TrimPrefix(down.srv.URL, "http://")
-	if len(rep.Hosts) == 0 || rep.Hosts[0].Host != downHost || rep.Hosts[0].Breaker != relay.BreakerOpen {
-		t.Errorf("hosts = %+v; want %s first with an open breaker", rep.Hosts, downHost)
+	if rep.BreakerStore != "memory" {
+		t.Errorf("breaker_store = %q; want memory", rep.BreakerStore)
+	}
+	for _, light := range []string{downHost, elsewhere} {
+		b, ok := storeLight(t, &rep, light)
+		if !ok || b.State != relay.BreakerOpen || !b.OpenUntil.After(rep.GeneratedAt) {
+			t.Errorf("breaker %s = %+v (listed %v); want open, until after %v", light, b, ok, rep.GeneratedAt)
+		}
+	}
+	if len(rep.Breakers) != 2 {
+		t.Errorf("breakers = %+v; want the two open lights only (a closed light is forgotten)", rep.Breakers)
+	}
+	// This process's own view lists the down host, which it delivered to,
+	// and not the light another process opened.
+	if len(rep.Hosts) == 0 || rep.Hosts[0].Host != downHost {
+		t.Errorf("hosts = %+v; want %s first", rep.Hosts, downHost)
+	}
+	for _, h := range rep.Hosts {
+		if h.Host == elsewhere {
+			t.Errorf("hosts = %+v; %s was never delivered to by this process", rep.Hosts, elsewhere)
+		}
 	}
 	saw503 := false
 	for _, f := range rep.RecentFailures {
@@ -131,14 +185,28 @@ func TestStatusPageInChromium(t *testing.T) {
 	for what, want := range map[string]string{
 		"subscriber row a":     `class="subscriber" data-actor="` + a.actor + `"`,
 		"subscriber row b":     `class="subscriber" data-actor="` + down.actor + `"`,
-		"breaker row":          `class="host" data-host="` + strings.TrimPrefix(down.srv.URL, "http://") + `"`,
+		"down host's breaker":  `<tr class="breaker" data-light="` + strings.TrimPrefix(down.srv.URL, "http://") + `">`,
+		"other's breaker":      `<tr class="breaker" data-light="` + elsewhere + `">`,
 		"open breaker":         `<span class="pill open">open</span>`,
+		"breaker store":        "(memory store)",
+		"this process's row":   `class="host" data-host="` + strings.TrimPrefix(down.srv.URL, "http://") + `"`,
 		"recent failure":       `class="failure"`,
 		"queue card":           `id="card-queue"`,
 		"directory empty note": "No Directory configured.",
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered page lacks the %s (%s)", what, want)
+		}
+	}
+	// Each light's own row says open, not just some pill on the page.
+	for _, light := range []string{strings.TrimPrefix(down.srv.URL, "http://"), elsewhere} {
+		start := strings.Index(dom, `<tr class="breaker" data-light="`+light+`">`)
+		if start < 0 {
+			continue // reported above
+		}
+		row, _, _ := strings.Cut(dom[start:], "</tr>")
+		if !strings.Contains(row, `<span class="pill open">open</span>`) {
+			t.Errorf("breaker row for %s does not say open: %s", light, row)
 		}
 	}
 	dir := filepath.Join("testdata", "artifacts")
@@ -183,5 +251,24 @@ func TestMemoryDepth(t *testing.T) {
 	}
 	if got, _ := r.app.depth(ctx); got.Normal != 0 || got.Priority != 1 || got.Low != 1 {
 		t.Fatalf("depth after dropping the relayed batch = %+v", got)
+	}
+}
+
+// TestStatusBreakersFromRedis: with REDIS_URL, a light another process
+// opened in the shared store shows as open on this process's status page,
+// though this process never delivered to that host.
+func TestStatusBreakersFromRedis(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	ro := redistest.Options(t)
+	r := startRelayOpts(t, "", fmt.Sprintf("REDIS_URL: \"redis://%s/%d\"\nREDIS_PREFIX: %q\n", ro.Addr, ro.DB, prefix), false)
+	// Another process: its own Store on the relay's Redis prefix.
+	openLight(t, redisbreaker.New(rdb, &redisbreaker.Config{KeyPrefix: prefix + "breaker:"}), elsewhere)
+	rep := r.app.relay.Report(context.Background())
+	b, ok := storeLight(t, rep, elsewhere)
+	if rep.BreakerStore != "redis" || !ok || b.State != relay.BreakerOpen || !b.OpenUntil.After(rep.GeneratedAt) {
+		t.Fatalf("breakers from %q = %+v; want %s open", rep.BreakerStore, rep.Breakers, elsewhere)
+	}
+	if len(rep.Hosts) != 0 {
+		t.Errorf("hosts = %+v; this process delivered nothing", rep.Hosts)
 	}
 }

@@ -27,11 +27,14 @@ func ExampleNew() {
 	cfg := deliver.DefaultConfig()
 	cfg.OnAttempt = health.OnAttempt                       // per-host health for the status page
 	cfg.SkipIf = relay.SkipUnsubscribed(subs, time.Second) // drop deliveries to leavers
+	breakers := &deliver.MemoryBreakerStore{}
+	cfg.Breaker.Store = breakers // ours, so the status page reads the state deliveries obey
 	d, _ := deliver.New(&deliver.MemoryQueue{}, nil, c, cfg)
 	go func() { _ = d.Run(ctx) }()
 
 	r, err := relay.New(&relay.Config{PublicURL: "https://relay.example", Key: key, Store: subs,
-		Sender: d, Lookup: f, Health: health, AdminToken: os.Getenv("ADMIN_TOKEN")})
+		Sender: d, Lookup: f, Health: health, Breakers: breakers, BreakerStore: "memory",
+		AdminToken: os.Getenv("ADMIN_TOKEN")})
 	if err != nil {
 		panic(err)
 	}

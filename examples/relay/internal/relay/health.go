@@ -35,7 +35,9 @@ type Failure struct {
 	Attempt int       `json:"attempt"`
 }
 
-// HostHealth is what this process saw of deliveries to one host.
+// HostHealth is what this process saw of deliveries to one host. Its
+// Breaker and OpenUntil are this process's mirror of the breaker; the
+// status page's Breakers, read from the store, are what deliveries obey.
 type HostHealth struct {
 	Host                string    `json:"host"`
 	Breaker             string    `json:"breaker"`

@@ -68,6 +68,12 @@ type Config struct {
 	Health *Health
 	// Status adds queue and Directory sections to the status page.
 	Status StatusSource
+	// Breakers is the deliverer's breaker store, read for the status page's
+	// breaker section. Defaults to nil: no such section.
+	Breakers BreakerLights
+	// BreakerStore names Breakers' backend on the status page ("memory",
+	// "redis"). Defaults to "".
+	BreakerStore string
 	// MaxInboxBytes bounds an inbox body. Defaults to MaxInboxBytesDefault.
 	MaxInboxBytes int64
 	// Now is the clock (signature windows, timestamps). Defaults to time.Now.

@@ -6,9 +6,12 @@ import (
 	_ "embed"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 )
 
@@ -41,6 +44,61 @@ type StatusSource interface {
 	Directories(ctx context.Context) ([]DirectoryRow, error)
 }
 
+// BreakerLights reads the deliverer's breaker store: the state every
+// process sharing the store acts on, not what one process saw.
+// *deliver.MemoryBreakerStore is one; a redisbreaker.Store needs its Lights
+// converted (redisbreaker.Light and deliver.BreakerLight share their fields).
+type BreakerLights interface {
+	Lights(ctx context.Context) ([]deliver.BreakerLight, error)
+}
+
+var _ BreakerLights = (*deliver.MemoryBreakerStore)(nil)
+
+// BreakerRow is one light from the breaker store: a host (or an inbox URL
+// with per-inbox breakers) that has failed since its last success.
+type BreakerRow struct {
+	Light string `json:"light"`
+	// State is BreakerOpen (holding every delivery), BreakerProbing (past
+	// its cool-off: one delivery at a time goes) or BreakerClosed (failing,
+	// under the threshold).
+	State string `json:"state"`
+	// Failures counts failures in a row while closed; the store restarts it
+	// at zero when the light opens.
+	Failures     int       `json:"failures"`
+	LastFailure  time.Time `json:"last_failure,omitzero"`
+	OpenUntil    time.Time `json:"open_until,omitzero"`
+	ProbeStarted time.Time `json:"probe_started,omitzero"`
+}
+
+// breakerState names a light's state at now; redisbreaker's Color is the one
+// definition of it, for both stores.
+func breakerState(l deliver.BreakerLight, now time.Time) string {
+	switch redisbreaker.Light(l).Color(now) {
+	case redisbreaker.Red:
+		return BreakerOpen
+	case redisbreaker.Yellow:
+		return BreakerProbing
+	default:
+		return BreakerClosed
+	}
+}
+
+// breakerRows reads the store's lights, open ones first.
+func breakerRows(ctx context.Context, b BreakerLights, now time.Time) ([]BreakerRow, error) {
+	lights, err := b.Lights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]BreakerRow, 0, len(lights))
+	for _, l := range lights {
+		rows = append(rows, BreakerRow{Light: l.Name, State: breakerState(l, now), Failures: l.Failures,
+			LastFailure: l.LastFailure, OpenUntil: l.OpenUntil, ProbeStarted: l.ProbeStarted})
+	}
+	rank := map[string]int{BreakerOpen: 0, BreakerProbing: 1, BreakerClosed: 2}
+	slices.SortStableFunc(rows, func(a, b BreakerRow) int { return rank[a.State] - rank[b.State] })
+	return rows, nil
+}
+
 // Report is the status page, as HTML and as JSON.
 type Report struct {
 	GeneratedAt    time.Time          `json:"generated_at"`
@@ -51,16 +109,21 @@ type Report struct {
 	Pending        int                `json:"pending_subscribers"`
 	Subscribers    []store.Subscriber `json:"subscribers"`
 	Queue          *QueueDepth        `json:"queue,omitempty"`
-	Hosts          []HostHealth       `json:"hosts"`
-	RecentFailures []Failure          `json:"recent_failures"`
-	Directories    []DirectoryRow     `json:"directories"`
-	Errors         []string           `json:"errors,omitempty"`
+	// BreakerStore names where Breakers were read ("memory", "redis");
+	// empty when the relay was given no store to read.
+	BreakerStore string       `json:"breaker_store,omitempty"`
+	Breakers     []BreakerRow `json:"breakers"`
+	// Hosts and RecentFailures are what this process's deliveries saw.
+	Hosts          []HostHealth   `json:"hosts"`
+	RecentFailures []Failure      `json:"recent_failures"`
+	Directories    []DirectoryRow `json:"directories"`
+	Errors         []string       `json:"errors,omitempty"`
 }
 
 // Report builds the status report; a failing section is noted in Errors.
 func (r *Relay) Report(ctx context.Context) *Report {
 	rep := &Report{GeneratedAt: r.cfg.Now().UTC(), Actor: r.actor, Version: Version, ManualApproval: r.cfg.ManualApproval,
-		Subscribers: []store.Subscriber{}, Directories: []DirectoryRow{}}
+		Subscribers: []store.Subscriber{}, Breakers: []BreakerRow{}, Directories: []DirectoryRow{}}
 	if subs, err := r.cfg.Store.List(ctx); err != nil {
 		rep.Errors = append(rep.Errors, "subscribers: store unavailable")
 	} else {
@@ -71,6 +134,14 @@ func (r *Relay) Report(ctx context.Context) *Report {
 			} else {
 				rep.Pending++
 			}
+		}
+	}
+	if r.cfg.Breakers != nil {
+		rep.BreakerStore = r.cfg.BreakerStore
+		if rows, err := breakerRows(ctx, r.cfg.Breakers, rep.GeneratedAt); err != nil {
+			rep.Errors = append(rep.Errors, "breakers: store unavailable")
+		} else {
+			rep.Breakers = rows
 		}
 	}
 	rep.Hosts, rep.RecentFailures = r.cfg.Health.Snapshot()
