@@ -83,8 +83,13 @@
 //     object's id as ordering key so a Delete never overtakes its Create;
 //     a LitePub relay actor's Announce counts as public although it is
 //     addressed to its followers;
-//   - the deliverer's OnAttempt hook keeps per-host health for the status
-//     page (/admin/status, and /admin/status.json, behind ADMIN_TOKEN);
+//   - the status page (/admin/status, and /admin/status.json, behind
+//     ADMIN_TOKEN) reads each host's circuit breaker from the deliverer's
+//     breaker store (open, probing, or closed with its failures in a row,
+//     and until when it is open): with REDIS_URL the state every process
+//     shares, else the relay's own deliver.MemoryBreakerStore. Beside it,
+//     the deliverer's OnAttempt hook keeps what this process's deliveries
+//     saw of each host, and its recent failures;
 //   - subscribers live in an atomically rewritten JSON file by default, or in
 //     Postgres with pgqueue as the durable queue (POSTGRES_URL), shared by
 //     any number of server and worker processes; REDIS_URL shares the
@@ -94,10 +99,9 @@
 //
 // # Limits
 //
-//   - Delivery health on the status page is what the serving process saw
-//     (redisbreaker has no read method yet). With REDIS_URL the breakers
-//     themselves are shared: a host another process opened shows as open
-//     here once this process's delivery to it is held.
+//   - Without REDIS_URL each process has its own breakers, and its status
+//     page shows only those; a worker's are not visible on the server's
+//     page. With REDIS_URL every process's page shows the shared ones.
 //   - Replays are refused only for RFC 9421 signatures that carry a nonce
 //     (a sig.MemoryNonceStore, per process). Mastodon signs without one,
 //     and a verifier with a NonceStore requires one, so other requests may
