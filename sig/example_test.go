@@ -316,3 +316,77 @@ func ExampleParseProof() {
 	fmt.Println(p.VerificationMethod, p.ProofPurpose, err)
 	// Output: https://a.example/actor#ed assertionMethod <nil>
 }
+
+func ExampleNewVerifier() {
+	key := exampleKey()
+	keys := sig.KeyResolverFunc(func(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
+		// A real resolver fetches id.Document() and checks the key's owner.
+		return &sig.Key{Public: key.Public(), Owner: "https://a.example/actor"}, nil
+	})
+	v, err := sig.NewVerifier(keys, nil)
+	if err != nil {
+		panic(err)
+	}
+	s, _ := sig.NewSigner(key, "https://a.example/actor#main-key", nil)
+	out, _ := http.NewRequest("POST", "https://b.example/inbox", bytes.NewReader([]byte(`{}`)))
+	_ = s.Sign(out, sig.SchemeRFC9421)
+	in := httptest.NewRequest("POST", "https://b.example/inbox", bytes.NewReader([]byte(`{}`)))
+	in.Header = out.Header
+	res, err := v.Verify(in)
+	fmt.Println(res.Owner, res.Scheme, err)
+	// Output: https://a.example/actor rfc9421 <nil>
+}
+
+func ExampleVerifyProof() {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signed, _ := sig.CreateProof(map[string]any{"type": "Note", "content": "hi"}, priv,
+		&sig.ProofOpts{VerificationMethod: "https://a.example/actor#ed25519-key"})
+	_, err := sig.VerifyProof(signed, pub)
+	fmt.Println(err)
+	signed["content"] = "bye"
+	_, err = sig.VerifyProof(signed, pub)
+	fmt.Println(errors.Is(err, sig.ErrBadSignature))
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleVerifyContentDigest() {
+	body := []byte(`{"hello": "world"}`)
+	fmt.Println(sig.VerifyContentDigest([]string{sig.ContentDigest(body)}, body))
+	err := sig.VerifyContentDigest([]string{sig.ContentDigest(body)}, []byte(`{"hello": "moon"}`))
+	fmt.Println(errors.Is(err, sig.ErrDigestMismatch))
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleParseDigest() {
+	vals, err := sig.ParseDigest([]string{"SHA-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=, unixsum=30637"})
+	fmt.Println(len(vals), vals[0].Alg, len(vals[0].Sum), vals[1].Alg, vals[1].Sum == nil, err)
+	// Output: 2 sha-256 32 unixsum true <nil>
+}
+
+func ExampleMarshalPrivateKeyPEM() {
+	key := exampleKey()
+	pemText, err := sig.MarshalPrivateKeyPEM(key)
+	if err != nil {
+		panic(err)
+	}
+	back, err := sig.ParsePrivateKeyPEM(pemText)
+	fmt.Println(string(pemText[:27]), back.Public().(ed25519.PublicKey).Equal(key.Public()), err)
+	// Output: -----BEGIN PRIVATE KEY----- true <nil>
+}
+
+func ExampleMarshalPublicKeyPEM() {
+	pemText, err := sig.MarshalPublicKeyPEM(exampleKey().Public())
+	fmt.Println(string(pemText[:26]), err)
+	// Output: -----BEGIN PUBLIC KEY----- <nil>
+}
+
+func ExampleFormatMultikey() {
+	pub, _ := sig.ParsePublicKeyPEM([]byte("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAJrQLj5P/89iXES9+vFgrIy29clF9CC/oPPsw3c5D0bs=\n-----END PUBLIC KEY-----\n"))
+	mk, err := sig.FormatMultikey(pub)
+	fmt.Println(mk[:4], err)
+	// Output: z6Mk <nil>
+}

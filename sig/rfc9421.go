@@ -48,7 +48,9 @@ type SignOpts struct {
 	// unless OmitAlg is set. Defaults to the key's: rsa-v1_5-sha256 for
 	// RSA, ed25519, ecdsa-p256-sha256, hmac-sha256 for a []byte key; a
 	// defaulted Alg is never written.
-	Alg     string
+	Alg string
+	// OmitAlg signs with Alg but leaves the alg parameter out, for
+	// verifiers that take the algorithm from the key. Defaults to false.
 	OmitAlg bool
 	// ParamOrder overrides the order of the parameters, by name.
 	// Defaults to keyid, alg, tag, nonce, created, expires.
