@@ -6,7 +6,14 @@
 //
 //	func TestQueue(t *testing.T) {
 //		delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
-//			return pgqueue.New(pgtest.Pool(t), nil)
+//			q, err := pgqueue.New(pgtest.Pool(t), nil) // a fresh schema per subtest
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			if err := q.Migrate(t.Context()); err != nil {
+//				t.Fatal(err)
+//			}
+//			return q
 //		})
 //	}
 //
