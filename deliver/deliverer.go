@@ -75,8 +75,8 @@ type Config struct {
 	// Breaker configures the circuit breaker; nil turns it off. Defaults to
 	// nil in a Config you build; DefaultConfig sets it.
 	Breaker *BreakerConfig
-	// PerHost is how many deliveries may be in flight to one host. Defaults
-	// to PerHostDefault. Ignored when HostLimiter is set.
+	// PerHost is how many deliveries may be in flight to one host; ignored
+	// when HostLimiter is set. Defaults to PerHostDefault.
 	PerHost int
 	// HostLimiter, when set, is the per-host limit shared with other
 	// Deliverers. Defaults to one of this Deliverer's own.
@@ -110,15 +110,17 @@ type Config struct {
 	// ContentTypeDefault.
 	ContentType string
 
-	// OnAttempt sees every attempt: delivered, failed or held.
+	// OnAttempt sees every attempt: delivered, failed or held. Defaults to
+	// nil.
 	OnAttempt func(ctx context.Context, a Attempt)
-	// OnFailure sees every permanent refusal, with its status.
+	// OnFailure sees every permanent refusal, with its status. Defaults to
+	// nil.
 	OnFailure func(ctx context.Context, f Failure)
 	// OnSettled is awaited for each delivery that is done with, before it
-	// leaves the queue.
+	// leaves the queue. Defaults to nil.
 	OnSettled func(ctx context.Context, s Settlement)
 	// SkipIf, when it returns true for a delivery coming due, drops it
-	// unsent (settled as skipped).
+	// unsent (settled as skipped). Defaults to nil: nothing is skipped.
 	SkipIf func(ctx context.Context, inbox string, e *Envelope) bool
 
 	// Logger receives logs. Defaults to discarding.
