@@ -72,6 +72,8 @@ type Warning struct {
 	Message string
 }
 
+// String formats the warning as "SOURCE: line N: FIELD: MESSAGE (treated as
+// unset)", leaving out an empty source and an unknown line.
 func (w Warning) String() string {
 	var b strings.Builder
 	if w.Source != "" {

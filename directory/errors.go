@@ -61,6 +61,7 @@ type ResponseError struct {
 	RetryAt time.Time
 }
 
+// Error implements error, with the closed code only.
 func (e *ResponseError) Error() string {
 	s := "directory: " + e.Version.String() + " " + string(e.Operation) + ": HTTP " +
 		strconv.Itoa(e.StatusCode) + " " + string(e.Code)
@@ -108,6 +109,7 @@ type InvalidResponseError struct {
 	Reason Reason
 }
 
+// Error implements error.
 func (e *InvalidResponseError) Error() string {
 	return "directory: invalid response (HTTP " + strconv.Itoa(e.StatusCode) + "): " + string(e.Reason)
 }
@@ -132,6 +134,7 @@ type TransportError struct {
 	Blocked bool
 }
 
+// Error implements error, naming only the kind of failure.
 func (e *TransportError) Error() string {
 	switch {
 	case e.Canceled:
@@ -174,6 +177,7 @@ const (
 	ClassPermanent
 )
 
+// String returns the class's lower-case name.
 func (c Class) String() string {
 	switch c {
 	case ClassNone:
