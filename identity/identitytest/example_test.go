@@ -74,3 +74,31 @@ func ExampleHoldLock() {
 		fmt.Println(errors.Is(err, identity.ErrLockBusy)) // true
 	}
 }
+
+func ExampleNewDNS() {
+	d := identitytest.NewDNS()
+	d.Claim("alice.bridge.test", string(identitytest.DIDAlice))
+	d.Fail("bob.bridge.test")
+	recs, err := d.LookupTXT(context.Background(), "_atproto.alice.bridge.test")
+	fmt.Println(recs, err)
+	_, err = d.LookupTXT(context.Background(), "_atproto.bob.bridge.test")
+	fmt.Println(err != nil, d.Hits("bob.bridge.test"))
+	// Output:
+	// [did=did:plc:aaaaaaaaaaaaaaaaaaaaaaaa] <nil>
+	// true 1
+}
+
+func ExampleDoc() {
+	body := identitytest.Doc(string(identitytest.DIDAlice), "alice.bridge.test", "https://pds.bridge.test")
+	id, err := identity.ParseDocument(identitytest.DIDAlice, body)
+	fmt.Println(id.DeclaredHandle, id.PDS, err)
+	// Output: alice.bridge.test https://pds.bridge.test <nil>
+}
+
+func ExampleClientConfig() {
+	cfg := identitytest.ClientConfig()
+	// Loopback is admitted for the test listener; no host name resolves.
+	_, err := cfg.Resolver.LookupNetIP(context.Background(), "ip", "plc.bridge.test")
+	fmt.Println(cfg.AllowPrivate, err != nil)
+	// Output: [127.0.0.0/8] true
+}
