@@ -41,7 +41,8 @@ type Config struct {
 	// Origin is the Directory's public origin; signatures are verified
 	// against its authority. Defaults to OriginDefault. StartTLS replaces it.
 	Origin string
-	// Schema is the status schema served: 2, 3 or 4. Defaults to 4.
+	// Schema is the status schema served: 2, 3 or 4. Defaults to
+	// SchemaDefault (4).
 	Schema int
 	// Versions is schema 4's lifecycle_protocol_versions; the lifecycle
 	// routes of unlisted versions answer 404 text/plain, as a pre-1.3
@@ -51,6 +52,8 @@ type Config struct {
 	// real server's durable policy does.
 	EnrollmentOpen bool
 	// Keys maps key IDs to public keys, standing in for actor resolution.
+	// Defaults to none: signed requests are refused until AddKey adds their
+	// key.
 	Keys map[string]crypto.PublicKey
 	// Now is the server clock. Defaults to time.Now.
 	Now func() time.Time
