@@ -26,6 +26,7 @@ type WalkLimits struct {
 	Items int
 	// ByHost compares pages to the collection by host rather than origin,
 	// accepting another scheme or port of the same host, as Mastodon does.
+	// Defaults to false (same origin).
 	ByHost bool
 }
 
