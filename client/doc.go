@@ -8,8 +8,9 @@
 //     and Fedify extras, IPv6 outside 2000::/3), and dials exactly the
 //     addresses it checked, so DNS rebinding cannot reach an internal
 //     address (a name with any refused address is refused whole); host
-//     names are not judged by spelling, their addresses are; IPv4-mapped and IPv4-compatible addresses are judged as
-//     IPv4, NAT64, 6to4 and Teredo are refused whatever they carry;
+//     names are not judged by spelling, their addresses are; IPv4-mapped
+//     and IPv4-compatible addresses are judged as IPv4, NAT64, 6to4 and
+//     Teredo are refused whatever they carry;
 //   - follows a GET's (or HEAD's) redirects itself, up to three hops,
 //     checking and re-signing each, and never follows any other method's;
 //   - caps response bodies at 1 MiB, as a typed error, never a truncated
