@@ -50,8 +50,9 @@ type FollowersSource interface {
 
 // Config configures a Deliverer. A nil *Config means DefaultConfig().
 type Config struct {
-	// Retry is the retry schedule. Defaults to the zero RetryPolicy: 30 s
-	// doubling to 1 h, 12 attempts.
+	// Retry is the retry schedule. Defaults to the zero RetryPolicy:
+	// RetryBaseDefault (30 s) doubling to RetryMaxDelayDefault (1 h),
+	// RetryAttemptsDefault (12) attempts.
 	Retry RetryPolicy
 	// DisableWaitAsAsked turns the WaitAsAsked rule off: by default a retry
 	// waits at least what Retry-After asked (capped at RetryAfterMax), and a
