@@ -93,8 +93,9 @@ func validDID(did string) bool {
 // SendPortable queues activity for portable actors' inboxes (FEP-ef61),
 // delivered to each inbox through every one of its actor's gateways, since
 // each gateway serves the actor's inbox and one being down must not lose the
-// activity. It is SendBatch over the gateway URLs GatewayInboxes gives: one send, one job per gateway URL (duplicates removed), each
-// signed, retried, held and limited by its gateway's host like any inbox.
+// activity. It is SendBatch over the gateway URLs GatewayInboxes gives:
+// one send, one job per gateway URL (duplicates removed), each signed,
+// retried, held and limited by its gateway's host like any inbox.
 // Give the activity its integrity proof (sig's eddsa-jcs-2022 proofs) before
 // sending: a gateway trusts a portable object only with one. It returns
 // ErrNotPortable when an inbox is not an ap:// URL, and ErrNoInboxes when no
