@@ -43,8 +43,8 @@ type didDocument struct {
 
 // ParseDocument reads a DID document for did. The document's id must equal
 // did: one naming another DID is an error matching ErrSubjectMismatch as
-// well as ErrDIDResolutionFailed and ErrInvalidDocument. The returned Identity's Handle is HandleInvalid: verification is the
-// Resolver's job.
+// well as ErrDIDResolutionFailed and ErrInvalidDocument. The returned
+// Identity's Handle is HandleInvalid: verification is the Resolver's job.
 func ParseDocument(did DID, body []byte) (*Identity, error) {
 	var doc didDocument
 	if err := json.Unmarshal(body, &doc); err != nil {
