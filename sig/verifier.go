@@ -80,9 +80,12 @@ type VerifierConfig struct {
 
 // Result reports a verified signature.
 type Result struct {
-	KeyID   KeyID
+	KeyID KeyID // the signature's key ID
+	// Owner is the resolved Key's Owner: the actor to compare with the
+	// activity's actor, since a valid signature alone says nothing of who
+	// may send what.
 	Owner   string
-	Scheme  Scheme
+	Scheme  Scheme    // the scheme that verified
 	Label   string    // RFC 9421 only
 	Created time.Time // created parameter, or the signed Date
 	Nonce   string    // RFC 9421 only
