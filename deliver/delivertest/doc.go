@@ -24,6 +24,6 @@
 //		})
 //	}
 //
-// The suites pass explicit times to the store (deliver.ClaimOpts.Now, the now of
-// Admit and Record) and never sleep.
+// The suites pass explicit times to the store (deliver.ClaimOpts.Now, the
+// now of Admit and Record) and never sleep.
 package delivertest
