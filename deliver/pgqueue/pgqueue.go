@@ -442,31 +442,30 @@ func (q *Queue) Sweep(ctx context.Context) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
-// query runs sql in one round trip and calls each for every row. Unless
-// DurableClaims is set, its implicit transaction commits with
-// synchronous_commit off: set_config's local flag confines that to this
-// transaction, leaving the caller's pooled connection as it was.
+// query runs sql in one round trip and calls each for every row. Its
+// implicit transaction first sets plan_cache_mode to force_generic_plan:
+// the claim and finish statements are written so that their generic plans
+// are the ones wanted, and Postgres would otherwise plan the claim afresh
+// every time (its LIMIT makes each custom plan look cheaper). Unless
+// DurableClaims is set, it also commits with synchronous_commit off.
+// set_config's local flag confines both to this transaction, leaving the
+// caller's pooled connection as it was.
 func (q *Queue) query(ctx context.Context, sql string, args []any, each func(pgx.Rows) error) error {
-	var rows pgx.Rows
-	var br pgx.BatchResults
+	b := &pgx.Batch{}
 	if q.cfg.DurableClaims {
-		var err error
-		if rows, err = q.pool.Query(ctx, sql, args...); err != nil {
-			return err
-		}
+		b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
 	} else {
-		b := &pgx.Batch{}
-		b.Queue("SELECT set_config('synchronous_commit', 'off', true)")
-		b.Queue(sql, args...)
-		br = q.pool.SendBatch(ctx, b)
-		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		var err error
-		if rows, err = br.Query(); err != nil {
-			return err
-		}
+		b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'off', true)")
+	}
+	b.Queue(sql, args...)
+	br := q.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -478,8 +477,5 @@ func (q *Queue) query(ctx context.Context, sql string, args []any, each func(pgx
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if br != nil {
-		return br.Close()
-	}
-	return nil
+	return br.Close()
 }

@@ -74,8 +74,8 @@ func TestQueueDurableClaims(t *testing.T) {
 	})
 }
 
-// The asynchronous commit of a claim stays in its own transaction: the
-// caller's pooled connection keeps synchronous_commit on.
+// The asynchronous commit of a claim and its forced generic plan stay in
+// its own transaction: the caller's pooled connection keeps its settings.
 func TestAsyncCommitDoesNotLeak(t *testing.T) {
 	pool := openPool(t, pgtest.ConnString(t), func(c *pgxpool.Config) { c.MaxConns = 1 })
 	q := migrated(t, pool, nil)
@@ -90,5 +90,9 @@ func TestAsyncCommitDoesNotLeak(t *testing.T) {
 	var sc string
 	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sc); err != nil || sc != "on" {
 		t.Fatalf("synchronous_commit on the pool's connection = %q, %v; want on", sc, err)
+	}
+	var pcm string
+	if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&pcm); err != nil || pcm != "auto" {
+		t.Fatalf("plan_cache_mode on the pool's connection = %q, %v; want auto", pcm, err)
 	}
 }

@@ -22,19 +22,21 @@ func (q *Queue) prepareSQL() statements {
 			SELECT $1, i, $3, $4, $5 FROM unnest($2::text[]) WITH ORDINALITY AS t(i, n) ORDER BY n`),
 		// A keyed job waits while an earlier job with its key and inbox is
 		// in the table in any state: claimed, retrying or due.
-		claim: r(`WITH cand AS (
-				SELECT j.id FROM {{p}}jobs j
-				WHERE j.due_at <= $1
-				  AND (j.lease_until IS NULL OR j.lease_until <= $1)
-				  AND (j.ordering_key IS NULL OR NOT EXISTS (
+		// The candidates are picked in an array subquery so that the plan
+		// does not depend on LIMIT's value: query runs it as a generic plan,
+		// skipping a fresh plan per claim, and the update then finds its rows
+		// by primary key whatever the limit.
+		claim: r(`UPDATE {{p}}jobs j SET lease_until = $2, token = j.token + 1
+			WHERE j.id = ANY(ARRAY(
+				SELECT c.id FROM {{p}}jobs c
+				WHERE c.due_at <= $1
+				  AND (c.lease_until IS NULL OR c.lease_until <= $1)
+				  AND (c.ordering_key IS NULL OR NOT EXISTS (
 					SELECT 1 FROM {{p}}jobs e
-					WHERE e.ordering_key = j.ordering_key AND e.inbox = j.inbox AND e.id < j.id))
-				ORDER BY j.lane, j.due_at, j.id
+					WHERE e.ordering_key = c.ordering_key AND e.inbox = c.inbox AND e.id < c.id))
+				ORDER BY c.lane, c.due_at, c.id
 				LIMIT $3
-				FOR UPDATE SKIP LOCKED
-			)
-			UPDATE {{p}}jobs j SET lease_until = $2, token = j.token + 1
-			FROM cand WHERE j.id = cand.id
+				FOR UPDATE SKIP LOCKED))
 			RETURNING j.id, j.token, j.activity, j.inbox, j.attempts, j.lane, j.ordering_key, j.due_at`),
 		selectActivities: r(`SELECT id, key_id, activity_id, actor_id, tag, body, deadline, max_attempts,
 			sync_collection, enqueued_at FROM {{p}}activities WHERE id = ANY($1)`),
