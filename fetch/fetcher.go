@@ -65,6 +65,9 @@ type Config struct {
 	// portable ap:// objects are fetched from, in order. Defaults to none:
 	// ap:// lookups fail with ErrUnsupported.
 	Gateways []string
+	// Now is the clock that turns a Retry-After date into a wait. Defaults
+	// to time.Now.
+	Now func() time.Time
 	// Logger receives debug logs. Defaults to discarding.
 	Logger *slog.Logger
 }
@@ -104,6 +107,9 @@ func New(c *client.Client, cfg *Config) (*Fetcher, error) {
 	}
 	if conf.Timeout <= 0 {
 		conf.Timeout = TimeoutDefault
+	}
+	if conf.Now == nil {
+		conf.Now = time.Now
 	}
 	log := conf.Logger
 	if log == nil {
@@ -257,13 +263,13 @@ func other(s sig.Scheme) sig.Scheme {
 }
 
 // statusError builds the error for a non-200 response.
-func statusError(r *response) error {
+func (f *Fetcher) statusError(r *response) error {
 	e := &StatusError{URL: r.url.String(), StatusCode: r.status}
 	if v := r.header.Get("Retry-After"); v != "" {
 		if s, err := strconv.Atoi(v); err == nil && s > 0 {
 			e.RetryAfter = time.Duration(s) * time.Second
 		} else if t, err := http.ParseTime(v); err == nil {
-			if d := time.Until(t); d > 0 {
+			if d := t.Sub(f.cfg.Now()); d > 0 {
 				e.RetryAfter = d
 			}
 		}

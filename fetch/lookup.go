@@ -286,7 +286,7 @@ func (f *Fetcher) getDocument(ctx context.Context, rawURL string, discover bool)
 		return nil, err
 	}
 	if resp.status != 200 {
-		return nil, statusError(resp)
+		return nil, f.statusError(resp)
 	}
 	ct := resp.header.Get("Content-Type")
 	if IsActivityPub(ct) {

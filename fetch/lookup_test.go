@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/fetch"
@@ -305,5 +306,23 @@ func TestNewErrors(t *testing.T) {
 	}
 	if _, err := fetch.New(newClient(t), &fetch.Config{FirstScheme: 9}); err == nil {
 		t.Error("unknown scheme accepted")
+	}
+}
+
+// A Retry-After date is measured from the Fetcher's clock, so the wait is
+// exact under an injected clock.
+func TestLookupRetryAfterDateUsesClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	s := newSite(t, "busydate.test")
+	s.mux.HandleFunc("/x", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", now.Add(90*time.Second).Format(http.TimeFormat))
+		w.WriteHeader(503)
+	})
+	f := newFetcher(t, &fetch.Config{Now: func() time.Time { return now }})
+	_, err := f.Lookup(context.Background(), s.url("/x"))
+	var se *fetch.StatusError
+	if !errors.As(err, &se) || se.RetryAfter != 90*time.Second {
+		t.Fatalf("err = %#v", err)
 	}
 }

@@ -227,7 +227,7 @@ func (f *Fetcher) NodeInfo(ctx context.Context, serverOrigin string) (*NodeInfo,
 		return nil, err
 	}
 	if resp.status != 200 {
-		return nil, statusError(resp)
+		return nil, f.statusError(resp)
 	}
 	href, _, err := ParseNodeInfoLinks(resp.body)
 	if err != nil {
@@ -242,7 +242,7 @@ func (f *Fetcher) NodeInfo(ctx context.Context, serverOrigin string) (*NodeInfo,
 		return nil, err
 	}
 	if resp.status != 200 {
-		return nil, statusError(resp)
+		return nil, f.statusError(resp)
 	}
 	if !origin.SameHost(resp.url.String(), bu.String()) {
 		return nil, fmt.Errorf("%w: redirected to another host", ErrNoNodeInfo)

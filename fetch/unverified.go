@@ -18,7 +18,7 @@ func (f *Fetcher) UnverifiedJSON(ctx context.Context, rawURL string) (map[string
 		return nil, nil, err
 	}
 	if resp.status != 200 {
-		return nil, nil, statusError(resp)
+		return nil, nil, f.statusError(resp)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(resp.body, &m); err != nil || m == nil {

@@ -229,7 +229,7 @@ func (f *Fetcher) WebFinger(ctx context.Context, handle string) (*JRD, error) {
 	if resp.status == http.StatusNotFound {
 		tmpl, err := f.hostMeta(ctx, scheme+"://"+a.Host+"/.well-known/host-meta")
 		if err != nil {
-			return nil, statusError(resp)
+			return nil, f.statusError(resp)
 		}
 		u = strings.ReplaceAll(tmpl, "{uri}", url.QueryEscape(a.URI()))
 		if resp, err = f.get(ctx, u, getOpts{accept: acceptJRD, max: f.cfg.MaxDocumentBytes}); err != nil {
@@ -237,7 +237,7 @@ func (f *Fetcher) WebFinger(ctx context.Context, handle string) (*JRD, error) {
 		}
 	}
 	if resp.status != http.StatusOK {
-		return nil, statusError(resp)
+		return nil, f.statusError(resp)
 	}
 	if len(resp.body) == 0 {
 		return nil, fmt.Errorf("%w: empty WebFinger answer", ErrMalformed)
@@ -251,7 +251,7 @@ func (f *Fetcher) hostMeta(ctx context.Context, u string) (string, error) {
 		return "", err
 	}
 	if resp.status != http.StatusOK {
-		return "", statusError(resp)
+		return "", f.statusError(resp)
 	}
 	return ParseHostMeta(resp.body)
 }
