@@ -9,11 +9,13 @@
 //     its own redirect handling, size and time bounds).
 //   - [github.com/fedkit/fedkit/sig]: HTTP Signatures (draft-cavage-12 and
 //     RFC 9421), Digest and Content-Digest, keys (PEM, Multikey), Data
-//     Integrity proofs (eddsa-jcs-2022) and inbound verification.
+//     Integrity proofs (eddsa-jcs-2022) and inbound verification; the
+//     NonceStore conformance suite in sig/sigtest.
 //   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
 //     circuit breakers, ordering keys, batches, lanes and hooks; backends in
-//     deliver/pgqueue (PostgreSQL) and deliver/redisbreaker (Redis), and
-//     conformance suites in deliver/delivertest.
+//     deliver/pgqueue (PostgreSQL) and deliver/redisbreaker (Redis),
+//     conformance suites in deliver/delivertest, and FEP-8fcf followers
+//     synchronisation in deliver/colsync.
 //   - [github.com/fedkit/fedkit/fetch]: a Fetcher with ActivityPub origin
 //     rules, collection walks, WebFinger, NodeInfo, resolve and confirm.
 //   - [github.com/fedkit/fedkit/directory]: the Activity-Relay Directory
@@ -22,7 +24,8 @@
 //     directory/directorytest.
 //   - [github.com/fedkit/fedkit/identity]: atproto DID and handle
 //     resolution, verified handle refresh under a per-DID lock, and the
-//     reconciliation sweep; Postgres backend in identity/pgstore.
+//     reconciliation sweep; Postgres backend in identity/pgstore; an offline
+//     test network, fakes and conformance suites in identity/identitytest.
 //   - [github.com/fedkit/fedkit/origin]: URL origins, registrable domains,
 //     bridged-profile origin fields and fediverse addresses.
 //
