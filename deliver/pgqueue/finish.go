@@ -106,7 +106,9 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 	ids, tokens := make([]int64, n), make([]int64, n)
 	results, attempts := make([]int16, n), make([]int32, n)
 	retryAt := make([]time.Time, n)
+	settled := true
 	for i, p := range batch {
+		settled = settled && p.o.Result != deliver.ResultPending
 		ids[i], tokens[i] = p.ref.ID, p.ref.Token
 		results[i], attempts[i] = int16(p.o.Result), int32(p.o.Attempts)
 		retryAt[i] = p.o.RetryAt
@@ -115,7 +117,11 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 	var done map[int64]bool
 	var err error
 	for try := 0; try < 3; try++ {
-		done, err = q.finishOnce(ctx, ids, tokens, results, retryAt, attempts)
+		if settled {
+			done, err = q.finishOnce(ctx, q.sql.finishDone, []any{ids, tokens, results})
+		} else {
+			done, err = q.finishOnce(ctx, q.sql.finish, []any{ids, tokens, results, retryAt, attempts})
+		}
 		var pe *pgconn.PgError
 		if err == nil || !errors.As(err, &pe) || (pe.Code != "40P01" && pe.Code != "40001") {
 			break
@@ -132,9 +138,9 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 	return errs
 }
 
-func (q *Queue) finishOnce(ctx context.Context, ids, tokens []int64, results []int16, retryAt []time.Time, attempts []int32) (map[int64]bool, error) {
-	done := make(map[int64]bool, len(ids))
-	err := q.query(ctx, q.sql.finish, []any{ids, tokens, results, retryAt, attempts}, func(rows pgx.Rows) error {
+func (q *Queue) finishOnce(ctx context.Context, sql string, args []any) (map[int64]bool, error) {
+	done := make(map[int64]bool, len(args[0].([]int64)))
+	err := q.query(ctx, sql, args, func(rows pgx.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			return err
