@@ -8,7 +8,7 @@ import (
 // statements holds the queue's SQL with its table names filled in.
 type statements struct {
 	insertActivity, insertJobs, claim, selectActivities, finish, finishDone string
-	status, drop, dropActivities, sweep, nextDue, depth         string
+	status, drop, dropActivities, sweep, nextDue, depth                     string
 }
 
 func (q *Queue) prepareSQL() statements {
