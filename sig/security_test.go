@@ -1,0 +1,372 @@
+package sig_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/sig"
+)
+
+// verifyWith verifies in at t0 with a resolver returning k.
+func verifyWith(t *testing.T, k *sig.Key, cfg sig.VerifierConfig, in *http.Request) (*sig.Result, error) {
+	t.Helper()
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return t0 }
+	}
+	v, err := sig.NewVerifier(sig.KeyResolverFunc(func(context.Context, sig.KeyID) (*sig.Key, error) { return k, nil }), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Verify(in)
+}
+
+// TestVerifyRequiredComponents refuses, per scheme, a signature that leaves
+// out what Mastodon requires, and accepts the equivalent alternatives.
+func TestVerifyRequiredComponents(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	cav := func(headers ...string) func(*http.Request) error {
+		return func(r *http.Request) error { return sig.SignCavage(r, key, keyID, headers) }
+	}
+	rfc := func(created bool, comps ...string) func(*http.Request) error {
+		return func(r *http.Request) error {
+			o := &sig.SignOpts{Components: comps, KeyID: keyID}
+			if created {
+				o.Created = t0
+			}
+			return sig.Sign9421(r, key, o)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		sign   func(*http.Request) error
+		nonces bool
+		want   error
+	}{
+		{"cavage/all", cav("(request-target)", "host", "date"), false, nil},
+		{"cavage/(created) for date", func(r *http.Request) error {
+			cs := &sig.CavageSignature{KeyID: keyID, Algorithm: "hs2019", Headers: []string{"(request-target)", "host", "(created)"}, Created: t0}
+			return signCavageRaw(r, cs, func(m []byte) ([]byte, error) { return rsaSign(key, m) })
+		}, false, nil},
+		{"cavage/no (request-target)", cav("host", "date"), false, sig.ErrMissingComponent},
+		{"cavage/no date or (created)", cav("(request-target)", "host"), false, sig.ErrMissingComponent},
+		{"9421/all", rfc(true, "@method", "@target-uri", "@authority"), false, nil},
+		{"9421/date for created", rfc(false, "@method", "@target-uri", "date"), false, nil},
+		{"9421/@request-target and @authority", rfc(true, "@method", "@request-target", "@authority"), false, nil},
+		{"9421/no @method", rfc(true, "@target-uri", "@authority", "date"), false, sig.ErrMissingComponent},
+		{"9421/no target", rfc(true, "@method", "@authority", "date"), false, sig.ErrMissingComponent},
+		{"9421/@path without authority", rfc(true, "@method", "@path", "date"), false, sig.ErrMissingComponent},
+		{"9421/no created or date", rfc(false, "@method", "@target-uri", "@authority"), false, sig.ErrMissingComponent},
+		{"9421/no nonce with a nonce store", rfc(true, "@method", "@target-uri", "@authority"), true, sig.ErrMissingComponent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+			out.Header.Set("Date", t0.Format(http.TimeFormat))
+			if err := tc.sign(out); err != nil {
+				t.Fatal(err)
+			}
+			cfg := sig.VerifierConfig{}
+			if tc.nonces {
+				cfg.Nonces = &memNonces{seen: map[string]time.Time{}}
+			}
+			_, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: actor}, cfg, inbound(t, out))
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyClockEdges checks the window on a signed Date beside created,
+// and expires before created.
+func TestVerifyClockEdges(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	stale := t0.Add(-13 * time.Hour).Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name string
+		sign func(*http.Request) error
+		want error
+	}{
+		{"cavage/stale signed Date beside (created)", func(r *http.Request) error {
+			r.Header.Set("Date", stale)
+			cs := &sig.CavageSignature{KeyID: keyID, Algorithm: "hs2019", Headers: []string{"(request-target)", "host", "date", "(created)"}, Created: t0}
+			return signCavageRaw(r, cs, func(m []byte) ([]byte, error) { return rsaSign(key, m) })
+		}, sig.ErrExpired},
+		{"9421/stale signed Date beside created", func(r *http.Request) error {
+			r.Header.Set("Date", stale)
+			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Created: t0})
+		}, sig.ErrExpired},
+		{"9421/expires before created", func(r *http.Request) error {
+			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Expires: t0.Add(-time.Second)})
+		}, sig.ErrExpired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+			if err := tc.sign(out); err != nil {
+				t.Fatal(err)
+			}
+			_, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: actor}, sig.VerifierConfig{}, inbound(t, out))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func rsaSign(k *rsa.PrivateKey, m []byte) ([]byte, error) {
+	h := sha256.Sum256(m)
+	return rsa.SignPKCS1v15(nil, k, crypto.SHA256, h[:])
+}
+
+// signCavageRaw signs cs's signing string with sign, whatever
+// cs.Algorithm claims, as a forger would.
+func signCavageRaw(r *http.Request, cs *sig.CavageSignature, sign func([]byte) ([]byte, error)) error {
+	str, err := sig.CavageSigningString(r, cs)
+	if err != nil {
+		return err
+	}
+	cs.Signature, err = sign([]byte(str))
+	if err != nil {
+		return err
+	}
+	r.Header.Set("Signature", cs.String())
+	return nil
+}
+
+// TestVerifyAlgorithmConfusion refuses an algorithm that does not fit the
+// resolved key, and keys too weak or of an unsupported curve.
+func TestVerifyAlgorithmConfusion(t *testing.T) {
+	t.Parallel()
+	rsaKey := testRSAKey(t)
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	weak := &rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 511), E: 65537}
+	weak.N.Add(weak.N, big.NewInt(1))
+	pubPEM, _ := sig.MarshalPublicKeyPEM(rsaKey.Public())
+	hdrs := []string{"(request-target)", "host", "date"}
+	cavage := func(alg string, sign func([]byte) ([]byte, error)) func(*http.Request) error {
+		return func(r *http.Request) error {
+			return signCavageRaw(r, &sig.CavageSignature{KeyID: keyID, Algorithm: alg, Headers: hdrs}, sign)
+		}
+	}
+	rfc := func(alg string, key any) func(*http.Request) error {
+		return func(r *http.Request) error {
+			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Alg: alg})
+		}
+	}
+	edSign := func(m []byte) ([]byte, error) { return ed25519.Sign(edKey, m), nil }
+	rsaSig := func(m []byte) ([]byte, error) { return rsaSign(rsaKey, m) }
+	for _, tc := range []struct {
+		name string
+		sign func(*http.Request) error
+		pub  crypto.PublicKey
+		want error
+	}{
+		{"cavage/hs2019 with Ed25519", cavage("hs2019", edSign), edKey.Public(), nil},
+		{"cavage/hs2019 with RSA", cavage("hs2019", rsaSig), rsaKey.Public(), nil},
+		{"cavage/rsa-sha256 label on an Ed25519 key", cavage("rsa-sha256", edSign), edKey.Public(), sig.ErrUnsupportedAlgorithm},
+		{"cavage/ed25519 label on an RSA key", cavage("ed25519", rsaSig), rsaKey.Public(), sig.ErrUnsupportedAlgorithm},
+		{"cavage/weak RSA key", cavage("rsa-sha256", rsaSig), weak, sig.ErrWeakKey},
+		{"cavage/P-384 key", cavage("hs2019", rsaSig), &p384.PublicKey, sig.ErrUnsupportedKey},
+		// The classic confusion: HMAC keyed with the public key's bytes.
+		{"9421/hmac keyed with the RSA public key", rfc(sig.AlgHMACSHA256, pubPEM), rsaKey.Public(), sig.ErrUnsupportedAlgorithm},
+		{"9421/ed25519 alg on an RSA key", rfc(sig.AlgEd25519, edKey), rsaKey.Public(), sig.ErrUnsupportedAlgorithm},
+		{"9421/weak RSA key", rfc(sig.AlgRSAv15SHA256, rsaKey), weak, sig.ErrWeakKey},
+		{"9421/P-384 key", rfc(sig.AlgRSAv15SHA256, rsaKey), &p384.PublicKey, sig.ErrUnsupportedKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+			out.Header.Set("Date", t0.Format(http.TimeFormat))
+			if err := tc.sign(out); err != nil && tc.want == nil {
+				t.Fatal(err)
+			}
+			_, err := verifyWith(t, &sig.Key{Public: tc.pub, Owner: actor}, sig.VerifierConfig{}, inbound(t, out))
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyReportsResolverOwner reports the owner the resolver gave, not
+// one derived from the key ID, and refuses a resolver's empty key.
+func TestVerifyReportsResolverOwner(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	const owner = "https://a.example/users/alice"
+	for _, scheme := range []sig.Scheme{sig.SchemeCavage, sig.SchemeRFC9421} {
+		t.Run(scheme.String(), func(t *testing.T) {
+			b := setup(t, key, nil)
+			out := newReq(t, http.MethodPost, "https://b.example/inbox", `{}`)
+			if err := b.signer.Sign(out, scheme); err != nil {
+				t.Fatal(err)
+			}
+			res, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: owner}, sig.VerifierConfig{}, inbound(t, out))
+			if err != nil || res.Owner != owner {
+				t.Fatalf("Verify = %+v, %v; want owner %q", res, err, owner)
+			}
+			if _, err := verifyWith(t, &sig.Key{Owner: owner}, sig.VerifierConfig{}, inbound(t, out)); !errors.Is(err, sig.ErrUnknownKey) {
+				t.Fatalf("nil Public: %v, want ErrUnknownKey", err)
+			}
+		})
+	}
+}
+
+type recNonces struct {
+	until time.Time
+	err   error
+}
+
+func (r *recNonces) Reserve(_ context.Context, _ sig.KeyID, _ string, until time.Time) (bool, error) {
+	r.until = until
+	return r.err == nil, r.err
+}
+
+// TestVerifyNonceStore keeps a nonce for as long as its signature could
+// verify, and fails closed when the store fails.
+func TestVerifyNonceStore(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	b := setup(t, key, nil) // the signer writes expires = created + 5 min
+	out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+	if err := b.signer.Sign(out, sig.SchemeRFC9421); err != nil {
+		t.Fatal(err)
+	}
+	k := &sig.Key{Public: key.Public(), Owner: actor}
+	rec := &recNonces{}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: rec}, inbound(t, out)); err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(5*time.Minute + sig.SkewDefault); !rec.until.Equal(want) {
+		t.Fatalf("until = %v, want %v", rec.until, want)
+	}
+	boom := errors.New("store down")
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: &recNonces{err: boom}}, inbound(t, out)); !errors.Is(err, boom) {
+		t.Fatalf("store error: Verify = %v", err)
+	}
+	// Without expires the nonce is kept to the end of the clock window.
+	out2 := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+	if err := sig.Sign9421(out2, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Nonce: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: rec}, inbound(t, out2)); err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(sig.MaxAgeDefault + sig.SkewDefault); !rec.until.Equal(want) {
+		t.Fatalf("until = %v, want %v", rec.until, want)
+	}
+}
+
+// TestCavageQueryNotSubstitutable: the legacy query-less fallback never
+// lets a signature over one query verify another.
+func TestCavageQueryNotSubstitutable(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	b := setup(t, key, nil)
+	out := newReq(t, http.MethodGet, "https://b.example/outbox?page=1", "")
+	if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+		t.Fatal(err)
+	}
+	in := inbound(t, out)
+	in.URL.RawQuery = "page=2"
+	in.RequestURI = "/outbox?page=2"
+	if _, err := b.verifier.Verify(in); !errors.Is(err, sig.ErrBadSignature) {
+		t.Fatalf("other query: %v, want ErrBadSignature", err)
+	}
+}
+
+// countingReader is an endless body that counts what was read.
+type countingReader struct{ n int64 }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestVerifyHostileBounds refuses oversized input with bounded work.
+func TestVerifyHostileBounds(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	k := &sig.Key{Public: key.Public(), Owner: actor}
+	t.Run("endless body", func(t *testing.T) {
+		b := setup(t, key, nil)
+		out := newReq(t, http.MethodPost, "https://b.example/inbox", `{}`)
+		if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+			t.Fatal(err)
+		}
+		in := inbound(t, out)
+		cr := &countingReader{}
+		in.Body, in.ContentLength = io.NopCloser(cr), -1
+		const limit = 1 << 16
+		_, err := verifyWith(t, k, sig.VerifierConfig{MaxBodyBytes: limit}, in)
+		if !errors.Is(err, sig.ErrDigestMismatch) || !strings.Contains(err.Error(), "over 65536 bytes") {
+			t.Fatalf("Verify = %v, want ErrDigestMismatch", err)
+		}
+		if cr.n > 2*limit {
+			t.Fatalf("read %d bytes for a %d limit", cr.n, limit)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		scheme sig.Scheme
+		pad    func(h http.Header)
+	}{
+		// A valid signature made oversized by padding that would
+		// otherwise be ignored: the size bound alone refuses it.
+		{"cavage Signature over 16 KiB", sig.SchemeCavage, func(h http.Header) {
+			h.Set("Signature", h.Get("Signature")+`,x-pad="`+strings.Repeat("a", 16<<10)+`"`)
+		}},
+		{"Signature-Input over 16 KiB of labels", sig.SchemeRFC9421, func(h http.Header) {
+			var in, sg strings.Builder
+			in.WriteString(h.Get("Signature-Input"))
+			sg.WriteString(h.Get("Signature"))
+			for i := 0; in.Len() <= 16<<10; i++ {
+				fmt.Fprintf(&in, `, p%d=("@method");created=1`, i)
+				fmt.Fprintf(&sg, `, p%d=:AAAA:`, i)
+			}
+			h.Set("Signature-Input", in.String())
+			h.Set("Signature", sg.String())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, key, nil)
+			out := newReq(t, http.MethodGet, "https://b.example/x", "")
+			if err := b.signer.Sign(out, tc.scheme); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := verifyWith(t, k, sig.VerifierConfig{}, inbound(t, out)); err != nil {
+				t.Fatalf("unpadded: %v", err)
+			}
+			tc.pad(out.Header)
+			if _, err := verifyWith(t, k, sig.VerifierConfig{}, inbound(t, out)); !errors.Is(err, sig.ErrMalformed) {
+				t.Fatalf("Verify = %v, want ErrMalformed", err)
+			}
+		})
+	}
+	t.Run("too many components", func(t *testing.T) {
+		in := newReq(t, http.MethodGet, "https://b.example/x", "")
+		in.Header.Set("Signature-Input", `sig1=(`+strings.Repeat(`"@method" `, 65)+`"@target-uri");created=1`)
+		in.Header.Set("Signature", "sig1=:AAAA:")
+		if _, err := verifyWith(t, k, sig.VerifierConfig{}, in); !errors.Is(err, sig.ErrMalformed) {
+			t.Fatalf("Verify = %v, want ErrMalformed", err)
+		}
+	})
+}
