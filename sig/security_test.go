@@ -370,3 +370,29 @@ func TestVerifyHostileBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestVerifyDigestEveryValue refuses a Digest whose second SHA-256 value
+// is wrong, and a body on any method without a signed digest.
+func TestVerifyDigestEveryValue(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{}`)
+	good := sig.Digest(body)
+	bad := sig.Digest([]byte(`{"x":1}`))
+	if err := sig.VerifyDigest([]string{good + "," + bad}, body); !errors.Is(err, sig.ErrDigestMismatch) {
+		t.Fatalf("good then bad: %v", err)
+	}
+	if err := sig.VerifyDigest([]string{good, bad}, body); !errors.Is(err, sig.ErrDigestMismatch) {
+		t.Fatalf("two lines: %v", err)
+	}
+
+	key := testRSAKey(t)
+	out := newReq(t, http.MethodDelete, "https://b.example/notes/1", `{"type":"Delete"}`)
+	out.Header.Set("Date", t0.Format(http.TimeFormat))
+	if err := sig.SignCavage(out, key, keyID, []string{"(request-target)", "host", "date"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: actor}, sig.VerifierConfig{}, inbound(t, out))
+	if !errors.Is(err, sig.ErrMissingComponent) {
+		t.Fatalf("DELETE with an unsigned body: %v, want ErrMissingComponent", err)
+	}
+}
