@@ -396,3 +396,23 @@ func TestVerifyDigestEveryValue(t *testing.T) {
 		t.Fatalf("DELETE with an unsigned body: %v, want ErrMissingComponent", err)
 	}
 }
+
+// TestCavageRefusesRepeatedSignature refuses a second Signature field
+// line: which one counts would otherwise depend on the reader (Go's
+// Header.Get takes the first, a joining proxy sees both).
+func TestCavageRefusesRepeatedSignature(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	b := setup(t, key, nil)
+	out := newReq(t, http.MethodGet, "https://b.example/x", "")
+	if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range []string{`keyId="https://c.example/k",headers="(request-target) host date",signature="AAAA"`, ""} {
+		in := inbound(t, out)
+		in.Header.Add("Signature", extra)
+		if _, err := b.verifier.Verify(in); !errors.Is(err, sig.ErrMalformed) {
+			t.Fatalf("extra %q: Verify = %v, want ErrMalformed", extra, err)
+		}
+	}
+}

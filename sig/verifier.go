@@ -158,6 +158,11 @@ func hasBody(req *http.Request) bool {
 
 func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	now := v.cfg.Now() // once: both time checks see the same clock
+	if n := len(req.Header["Signature"]); n > 1 {
+		// Header.Get would take the first line silently, while a proxy
+		// joining the lines sees another value: refuse the ambiguity.
+		return nil, fmt.Errorf("%w: %d Signature fields", ErrMalformed, n)
+	}
 	raw, _ := cavageHeader(req.Header)
 	cs, err := ParseCavageSignature(raw)
 	if err != nil {
