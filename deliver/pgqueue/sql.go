@@ -43,7 +43,10 @@ func (q *Queue) prepareSQL() statements {
 		// One statement records a batch of outcomes. Each row is fenced by
 		// its token; a pending outcome that used up the send's attempts is
 		// given up here, and a retry is never due after the send's deadline,
-		// so both limits hold whatever the worker does.
+		// so both limits hold whatever the worker does. A statement adds to
+		// one counter row per tag, the shard of its connection: a batch
+		// locks and rewrites one row, not one per job, and connections
+		// finishing the same tag at once mostly touch different rows.
 		finish: r(`WITH input AS (
 				SELECT i.id, i.token, a.tag, a.deadline, i.retry_at, i.attempts,
 					CASE WHEN i.result = 0 AND a.max_attempts > 0 AND i.attempts >= a.max_attempts
@@ -64,10 +67,10 @@ func (q *Queue) prepareSQL() statements {
 				RETURNING j.id, i.tag, i.result
 			), cnt AS (
 				INSERT INTO {{p}}counts AS c (tag, shard, delivered, failed, gave_up, skipped)
-				SELECT tag, (id % {{shards}})::integer,
+				SELECT tag, pg_backend_pid() % {{shards}},
 					count(*) FILTER (WHERE result = 1), count(*) FILTER (WHERE result = 2),
 					count(*) FILTER (WHERE result = 3), count(*) FILTER (WHERE result = 4)
-				FROM del GROUP BY 1, 2 ORDER BY 1, 2
+				FROM del GROUP BY 1 ORDER BY 1
 				ON CONFLICT (tag, shard) DO UPDATE SET
 					delivered = c.delivered + excluded.delivered, failed = c.failed + excluded.failed,
 					gave_up = c.gave_up + excluded.gave_up, skipped = c.skipped + excluded.skipped
@@ -83,10 +86,10 @@ func (q *Queue) prepareSQL() statements {
 				RETURNING j.id, j.activity, i.result
 			), cnt AS (
 				INSERT INTO {{p}}counts AS c (tag, shard, delivered, failed, gave_up, skipped)
-				SELECT a.tag, (d.id % {{shards}})::integer,
+				SELECT a.tag, pg_backend_pid() % {{shards}},
 					count(*) FILTER (WHERE d.result = 1), count(*) FILTER (WHERE d.result = 2),
 					count(*) FILTER (WHERE d.result = 3), count(*) FILTER (WHERE d.result = 4)
-				FROM del d JOIN {{p}}activities a ON a.id = d.activity GROUP BY 1, 2 ORDER BY 1, 2
+				FROM del d JOIN {{p}}activities a ON a.id = d.activity GROUP BY 1 ORDER BY 1
 				ON CONFLICT (tag, shard) DO UPDATE SET
 					delivered = c.delivered + excluded.delivered, failed = c.failed + excluded.failed,
 					gave_up = c.gave_up + excluded.gave_up, skipped = c.skipped + excluded.skipped
