@@ -19,6 +19,11 @@ type message struct {
 	header    http.Header
 	status    int      // responses only
 	req       *message // the request a response answers, for ;req
+
+	// query indexes the decoded query by re-encoded name, built on the
+	// first @query-param; queryErr is why it could not be.
+	query    map[string]queryEntry
+	queryErr error
 }
 
 // requestMessage derives a message from req. scheme overrides the

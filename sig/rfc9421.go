@@ -410,38 +410,54 @@ func derived(m *message, name string, p *httpsfv.Params) (string, error) {
 		if !ok || !isStr {
 			return "", fmt.Errorf("%w: @query-param without a name", ErrMalformed)
 		}
-		return queryParam(m.uri.RawQuery, want)
+		return m.queryParam(want)
 	}
 	return "", fmt.Errorf("%w: unknown derived component %s", ErrMalformed, name)
 }
 
 // queryParam returns the re-encoded value of the named query parameter
 // (RFC 9421 2.2.8). A name present more than once is refused, as the RFC
-// requires.
-func queryParam(raw, want string) (string, error) {
-	found, val := false, ""
-	for part := range strings.SplitSeq(raw, "&") {
-		if part == "" {
-			continue
+// requires. The query is decoded once per message however many
+// @query-param components a signature lists, so hostile input costs one
+// pass over the query, not one per component.
+func (m *message) queryParam(want string) (string, error) {
+	if m.query == nil {
+		idx := make(map[string]queryEntry)
+		for part := range strings.SplitSeq(m.uri.RawQuery, "&") {
+			if part == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(part, "=")
+			dk, err1 := url.QueryUnescape(k)
+			dv, err2 := url.QueryUnescape(v)
+			if err1 != nil || err2 != nil {
+				m.queryErr = fmt.Errorf("%w: query is not form-encoded", ErrMalformed)
+				break
+			}
+			ek := pctEncode(dk)
+			e := idx[ek]
+			e.val, e.n = dv, e.n+1
+			idx[ek] = e
 		}
-		k, v, _ := strings.Cut(part, "=")
-		dk, err1 := url.QueryUnescape(k)
-		dv, err2 := url.QueryUnescape(v)
-		if err1 != nil || err2 != nil {
-			return "", fmt.Errorf("%w: query is not form-encoded", ErrMalformed)
-		}
-		if pctEncode(dk) != want {
-			continue
-		}
-		if found {
-			return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
-		}
-		found, val = true, pctEncode(dv)
+		m.query = idx
 	}
-	if !found {
+	if m.queryErr != nil {
+		return "", m.queryErr
+	}
+	switch e := m.query[want]; e.n {
+	case 0:
 		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
+	case 1:
+		return pctEncode(e.val), nil
 	}
-	return val, nil
+	return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
+}
+
+// queryEntry is a decoded query parameter's value and how often its name
+// occurs.
+type queryEntry struct {
+	val string
+	n   int
 }
 
 // pctEncode percent-encodes everything but unreserved characters, with
