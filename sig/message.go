@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dunglas/httpsfv"
 )
 
 // message is the view of a request or response that signature components
@@ -24,6 +26,8 @@ type message struct {
 	// first @query-param; queryErr is why it could not be.
 	query    map[string]queryEntry
 	queryErr error
+	// dicts holds fields already parsed as dictionaries for ;key.
+	dicts map[string]*httpsfv.Dictionary
 }
 
 // requestMessage derives a message from req. scheme overrides the

@@ -502,9 +502,9 @@ func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 		}
 		return strings.Join(enc, ", "), nil
 	case key != "":
-		d, err := httpsfv.UnmarshalDictionary(lines)
+		d, err := m.dictionary(name, lines)
 		if err != nil {
-			return "", fmt.Errorf("%w: %q is not a dictionary", ErrMalformed, name)
+			return "", err
 		}
 		mem, ok := d.Get(key)
 		if !ok {
@@ -516,6 +516,24 @@ func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 		return reserialize(lines)
 	}
 	return strings.Join(lines, ", "), nil
+}
+
+// dictionary parses the named field as a dictionary once per message:
+// a signature may name many of its members with ;key, and parsing the
+// whole field for each would cost their product.
+func (m *message) dictionary(name string, lines []string) (*httpsfv.Dictionary, error) {
+	if d, ok := m.dicts[name]; ok {
+		return d, nil
+	}
+	d, err := httpsfv.UnmarshalDictionary(lines)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a dictionary", ErrMalformed, name)
+	}
+	if m.dicts == nil {
+		m.dicts = make(map[string]*httpsfv.Dictionary)
+	}
+	m.dicts[name] = d
+	return d, nil
 }
 
 func marshalMember(mem httpsfv.Member) (string, error) {
