@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -485,5 +486,59 @@ func TestDictionaryKeyWorkIsLinear(t *testing.T) {
 	allocs := testing.AllocsPerRun(2, func() { _, _ = v.Verify(in) })
 	if allocs > 20*members {
 		t.Fatalf("%v allocations for %d members and %d ;key components: work grows with their product", allocs, members, comps)
+	}
+}
+
+// stallBody declares a large body and sends a few bytes.
+type stallBody struct{ sent bool }
+
+func (s *stallBody) Read(p []byte) (int, error) {
+	if s.sent {
+		return 0, io.ErrUnexpectedEOF
+	}
+	s.sent = true
+	return copy(p, "{}"), nil
+}
+
+// TestVerifyBodyNotPreallocatedFromContentLength: a declared
+// Content-Length is not allocated before the bytes arrive, so a sender that
+// declares 8 MiB and stalls costs what it sent, not 8 MiB per connection.
+func TestVerifyBodyNotPreallocatedFromContentLength(t *testing.T) {
+	key := testRSAKey(t)
+	b := setup(t, key, nil)
+	out := newReq(t, http.MethodPost, "https://b.example/inbox", `{}`)
+	if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+		t.Fatal(err)
+	}
+	in := inbound(t, out)
+	in.Body, in.ContentLength = io.NopCloser(&stallBody{}), 8<<20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := b.verifier.Verify(in)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, sig.ErrDigestMismatch) {
+		t.Fatalf("Verify = %v, want ErrDigestMismatch", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("allocated %d bytes for a 2-byte body declared as 8 MiB", n)
+	}
+}
+
+// TestVerifyBodyShorterThanDeclared refuses a body shorter than its
+// Content-Length above the preallocation size, as below it.
+func TestVerifyBodyShorterThanDeclared(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	b := setup(t, key, nil)
+	for _, declared := range []int64{10, 4 << 20} {
+		out := newReq(t, http.MethodPost, "https://b.example/inbox", `{}`)
+		if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+			t.Fatal(err)
+		}
+		in := inbound(t, out)
+		in.ContentLength = declared
+		if _, err := b.verifier.Verify(in); !errors.Is(err, sig.ErrDigestMismatch) || !strings.Contains(err.Error(), "body") {
+			t.Fatalf("declared %d: Verify = %v", declared, err)
+		}
 	}
 }

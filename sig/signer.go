@@ -236,6 +236,11 @@ func RandomNonce() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// maxBodyPrealloc is the most of a declared Content-Length allocated
+// before the bytes arrive; a larger body grows as it is read, so a sender
+// that declares much and sends little costs only what it sent.
+const maxBodyPrealloc = 1 << 20
+
 // readBody reads req's body for digesting and leaves it re-readable.
 func readBody(req *http.Request, limit int64) ([]byte, error) {
 	var rc io.ReadCloser
@@ -253,7 +258,7 @@ func readBody(req *http.Request, limit int64) ([]byte, error) {
 	}
 	defer rc.Close()
 	var body []byte
-	if n := req.ContentLength; n > 0 && n <= limit {
+	if n := req.ContentLength; n > 0 && n <= limit && n <= maxBodyPrealloc {
 		// Read exactly the declared length without regrowing, then make
 		// sure nothing follows.
 		body = make([]byte, n, n+1)
@@ -276,6 +281,10 @@ func readBody(req *http.Request, limit int64) ([]byte, error) {
 	}
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("sig: body over %d bytes", limit)
+	}
+	if n := req.ContentLength; n > 0 && int64(len(body)) < n {
+		// As io.ReadFull refuses it when the length is preallocated.
+		return nil, fmt.Errorf("sig: body of %d bytes, Content-Length %d", len(body), n)
 	}
 	rb := new(replayBody)
 	rb.Reset(body)
