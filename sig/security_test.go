@@ -542,3 +542,24 @@ func TestVerifyBodyShorterThanDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestCavageUnsignedCreatedIgnored: a created parameter that "(created)"
+// does not cover is not signed, so anyone relaying the request can change
+// it; the window and Result.Created come from the signed Date instead.
+func TestCavageUnsignedCreatedIgnored(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	b := setup(t, key, nil)
+	out := newReq(t, http.MethodGet, "https://b.example/x", "")
+	if err := b.signer.Sign(out, sig.SchemeCavage); err != nil {
+		t.Fatal(err)
+	}
+	for _, created := range []time.Time{t0.Add(30 * time.Minute), t0.Add(5 * time.Hour)} {
+		in := inbound(t, out)
+		in.Header.Set("Signature", in.Header.Get("Signature")+fmt.Sprintf(",created=%d", created.Unix()))
+		res, err := b.verifier.Verify(in)
+		if err != nil || !res.Created.Equal(t0) {
+			t.Fatalf("unsigned created %v: Verify = %+v, %v; want Created %v", created, res, err, t0)
+		}
+	}
+}

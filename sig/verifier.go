@@ -195,7 +195,12 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupportedAlgorithm, cs.Algorithm)
 	}
-	created := cs.Created
+	// A created parameter counts only when "(created)" signs it; anyone
+	// relaying the request can change it otherwise.
+	created := time.Time{}
+	if covers("(created)") {
+		created = cs.Created
+	}
 	if created.IsZero() {
 		d, err := parseHTTPDate(headerGet(req.Header, "Date"))
 		if err != nil {
@@ -208,7 +213,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 	}
 	// A signed Date must itself be in the window even when (created) is
 	// what the window was checked on.
-	if covers("date") && !cs.Created.IsZero() {
+	if covers("date") && covers("(created)") {
 		d, err := parseHTTPDate(headerGet(req.Header, "Date"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: Date: %v", ErrMalformed, err)
