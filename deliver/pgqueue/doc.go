@@ -22,6 +22,9 @@
 // one pool connection while Run runs. Depth counts what waits in each
 // lane, for a status page.
 //
+// It needs PostgreSQL 12 or newer: claims run from a cached plan, forced
+// with plan_cache_mode for their transaction only.
+//
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 //	if err != nil { ... }
 //	defer pool.Close()
