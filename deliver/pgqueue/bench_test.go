@@ -2,170 +2,29 @@ package pgqueue_test
 
 import (
 	"context"
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 )
 
-type rsaKeys struct{ key *rsa.PrivateKey }
-
-func (k rsaKeys) Key(context.Context, string) (crypto.Signer, error) { return k.key, nil }
-func (rsaKeys) Gone(context.Context, string) (bool, error)           { return false, nil }
-
-// rawSignsPerSecond measures rsa.SignPKCS1v15 on GOMAXPROCS goroutines: the
-// ceiling a signing deliverer can reach on these cores (as deliver's
-// BenchmarkFanout measures it).
-func rawSignsPerSecond(key *rsa.PrivateKey, d time.Duration) float64 {
-	digest := sha256.Sum256([]byte("baseline"))
-	var n atomic.Int64
-	stop := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for time.Now().Before(stop) {
-				if _, err := rsa.SignPKCS1v15(nil, key, crypto.SHA256, digest[:]); err != nil {
-					panic(err)
-				}
-				n.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds()
-}
-
-// peakHeap samples the live heap until stop is called, and returns the
-// highest value seen.
-func peakHeap() (stop func() uint64) {
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-tick.C:
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() uint64 { close(done); <-sampled; return peak.Load() }
-}
-
 // BenchmarkPGQueueFanout is deliver's BenchmarkFanout on pgqueue: one
 // activity to 10,000 inboxes on 100 loopback hosts answering 202 at once,
-// signed with RSA-2048. sign_bound_ratio is deliveries per second over the
-// raw RSA signing rate of the same cores in the same run; memqueue_ratio is
-// the rate over the same send's through a MemoryQueue in the same run.
+// signed with RSA-2048, with the same metrics (see
+// delivertest.BenchmarkFanout). memqueue_ratio is the delivery rate over the
+// same send's through a MemoryQueue in the same iteration.
 func BenchmarkPGQueueFanout(b *testing.B) {
-	const inboxCount, hostCount = 10_000, 100
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	defer srv.Close()
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	c := testClient(b)
-	inboxes := make([]string, inboxCount)
-	for i := range inboxes {
-		inboxes[i] = fmt.Sprintf("http://h%d.example:%d/users/u%d/inbox", i%hostCount, port, i)
-	}
-	keys := deliver.NewCachingSenderKeys(rsaKeys{key}, nil)
-	q := newQueue(b, nil)
-
-	signsBefore := rawSignsPerSecond(key, time.Second)
-	stopPeak := peakHeap()
-	var pgTime, memTime time.Duration
-	delivered := 0
-	b.ResetTimer()
-	for i := range b.N {
-		pgTime += fanOnce(b, q, keys, c, inboxes, fmt.Sprintf("fanout-%d", i))
-		delivered += inboxCount
-		b.StopTimer()
-		// The same send through a MemoryQueue, for the queue's own cost.
-		memTime += fanOnce(b, &deliver.MemoryQueue{}, keys, c, inboxes, "mem")
-		b.StartTimer()
-	}
-	b.StopTimer()
-	peak := stopPeak()
-	signsPerSec := (signsBefore + rawSignsPerSecond(key, time.Second)) / 2
-	perSec := float64(delivered) / pgTime.Seconds()
-	b.ReportMetric(perSec/(float64(delivered)/memTime.Seconds()), "memqueue_ratio")
-	b.ReportMetric(perSec, "deliveries_per_s")
-	b.ReportMetric(signsPerSec, "raw_signs_per_s")
-	b.ReportMetric(perSec/signsPerSec, "sign_bound_ratio")
-	b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MiB")
-}
-
-// fanOnce sends activity to inboxes through a Deliverer on q and returns
-// how long until every inbox had it. Completion is counted in OnSettled, not
-// by polling Status, so the measurement adds no load to the database.
-func fanOnce(b *testing.B, q deliver.Queue, keys deliver.SenderKeys, c *client.Client, inboxes []string, tag string) time.Duration {
-	var settled atomic.Int64
-	all := make(chan struct{})
-	d, err := deliver.New(q, keys, c, &deliver.Config{
-		OnSettled: func(_ context.Context, s deliver.Settlement) {
-			if s.Result != deliver.ResultDelivered {
-				b.Errorf("settled %v", s)
-			}
-			if settled.Add(1) == int64(len(inboxes)) {
-				close(all)
-			}
-		},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- d.Run(ctx) }()
-	start := time.Now()
-	if err := d.SendBatch(context.Background(), keyID, activityJSON("bench"), inboxes, deliver.Batch{Tag: tag}); err != nil {
-		b.Fatal(err)
-	}
-	select {
-	case <-all:
-	case <-time.After(5 * time.Minute):
-		b.Fatal("fan-out stalled")
-	}
-	elapsed := time.Since(start)
-	cancel()
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
-	if st, err := d.Status(context.Background(), tag); err != nil || st.Delivered != len(inboxes) || st.Pending != 0 {
-		b.Fatalf("status %+v, %v", st, err)
-	}
-	return elapsed
+	delivertest.BenchmarkFanout(b, func(b *testing.B) deliver.Queue { return newQueue(b, nil) },
+		&delivertest.FanoutOpts{
+			Compare:       func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} },
+			CompareMetric: "memqueue_ratio",
+		})
 }
 
 // workLikeRun works q as Deliverer.Run does, with sends that cost nothing:
@@ -278,7 +137,7 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 	}
 	body := activityJSON("big")
 	runtime.GC()
-	stopPeak := peakHeap()
+	stopPeak := delivertest.PeakHeap(2 * time.Millisecond)
 	var total time.Duration
 	b.ResetTimer()
 	for i := range b.N {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package deliver_test
+package delivertest
 
 import (
 	"syscall"
