@@ -1,7 +1,9 @@
 package delivertest_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
@@ -32,4 +34,23 @@ func ExampleTestSchemeStore() {
 	_ = func(t *testing.T) {
 		delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore { return deliver.NewMemorySchemeStore(0) })
 	}
+}
+
+// A backend's benchmark file runs the shared fan-out benchmark on its queue,
+// so every backend reports the same metrics.
+func ExampleBenchmarkFanout() {
+	_ = func(b *testing.B) {
+		delivertest.BenchmarkFanout(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, nil)
+	}
+}
+
+// PeakHeap samples the live heap until stopped and returns the highest
+// value seen, for a benchmark's peak_heap_MiB.
+func ExamplePeakHeap() {
+	stop := delivertest.PeakHeap(2 * time.Millisecond)
+	buf := make([]byte, 1<<20)
+	_ = buf
+	peak := stop()
+	fmt.Println(peak > 0)
+	// Output: true
 }
