@@ -3,8 +3,6 @@ package bench_test
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
@@ -30,51 +29,6 @@ type noopWorker struct {
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
 const jobCount = 20_000
-
-// workLikeRun works q as Deliverer.Run does, with sends that cost nothing:
-// at most conc jobs in flight, claiming as many as there are free slots,
-// each job finished by its own goroutine. It returns once the queue is
-// empty, with how many jobs it worked.
-func workLikeRun(q deliver.Queue, conc int) int64 {
-	ctx := context.Background()
-	slots := make(chan struct{}, conc)
-	var wg sync.WaitGroup
-	var n atomic.Int64
-	for {
-		slots <- struct{}{}
-		free := 1
-	fill:
-		for free < conc {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break fill
-			}
-		}
-		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: free})
-		if err != nil {
-			panic(err)
-		}
-		for range free - len(jobs) {
-			<-slots
-		}
-		if len(jobs) == 0 {
-			// One claimer and every job due: nothing left but what is in flight.
-			wg.Wait()
-			return n.Load()
-		}
-		for _, j := range jobs {
-			wg.Go(func() {
-				defer func() { <-slots }()
-				if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
-					panic(err)
-				}
-				n.Add(1)
-			})
-		}
-	}
-}
 
 // BenchmarkPGQueueVsRiver inserts 20,000 no-op jobs and works them all, on
 // fedkit's pgqueue (claimed and finished as Deliverer.Run does) and on River
@@ -149,8 +103,8 @@ func benchVsRiver(b *testing.B, conc int, durable bool) {
 		if err := q.Enqueue(ctx, e); err != nil {
 			b.Fatal(err)
 		}
-		if n := workLikeRun(q, conc); n != jobCount {
-			b.Fatalf("pgqueue worked %d jobs", n)
+		if n, err := delivertest.WorkLikeRun(ctx, q, conc); err != nil || n != jobCount {
+			b.Fatalf("pgqueue worked %d jobs: %v", n, err)
 		}
 		ours += time.Since(start)
 

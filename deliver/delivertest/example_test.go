@@ -1,6 +1,7 @@
 package delivertest_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -53,4 +54,17 @@ func ExamplePeakHeap() {
 	peak := stop()
 	fmt.Println(peak > 0)
 	// Output: true
+}
+
+// A queue throughput benchmark works its queue as Deliverer.Run does,
+// with sends that cost nothing.
+func ExampleWorkLikeRun() {
+	ctx := context.Background()
+	q := &deliver.MemoryQueue{}
+	if err := q.Enqueue(ctx, &deliver.Envelope{Body: []byte(`{}`), Inboxes: []string{"https://a.example/inbox", "https://b.example/inbox"}, EnqueuedAt: time.Now()}); err != nil {
+		panic(err)
+	}
+	n, err := delivertest.WorkLikeRun(ctx, q, 16)
+	fmt.Println(n, err)
+	// Output: 2 <nil>
 }

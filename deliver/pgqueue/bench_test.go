@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,51 +23,6 @@ func BenchmarkPGQueueFanout(b *testing.B) {
 			Compare:       func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} },
 			CompareMetric: "memqueue_ratio",
 		})
-}
-
-// workLikeRun works q as Deliverer.Run does, with sends that cost nothing:
-// at most conc jobs in flight, claiming as many as there are free slots,
-// each job finished by its own goroutine. It returns once the queue is
-// empty, with how many jobs it worked.
-func workLikeRun(q deliver.Queue, conc int) int64 {
-	ctx := context.Background()
-	slots := make(chan struct{}, conc)
-	var wg sync.WaitGroup
-	var n atomic.Int64
-	for {
-		slots <- struct{}{}
-		free := 1
-	fill:
-		for free < conc {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break fill
-			}
-		}
-		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: free})
-		if err != nil {
-			panic(err)
-		}
-		for range free - len(jobs) {
-			<-slots
-		}
-		if len(jobs) == 0 {
-			// One claimer and every job due: nothing left but what is in flight.
-			wg.Wait()
-			return n.Load()
-		}
-		for _, j := range jobs {
-			wg.Go(func() {
-				defer func() { <-slots }()
-				if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
-					panic(err)
-				}
-				n.Add(1)
-			})
-		}
-	}
 }
 
 // BenchmarkPGQueueThroughput claims and completes no-op jobs (no signing,
@@ -102,8 +55,8 @@ func benchThroughput(b *testing.B, conc int) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		if n := workLikeRun(q, conc); n != jobs {
-			b.Fatalf("worked %d jobs, want %d", n, jobs)
+		if n, err := delivertest.WorkLikeRun(ctx, q, conc); err != nil || n != jobs {
+			b.Fatalf("worked %d jobs, want %d: %v", n, jobs, err)
 		}
 		pgTime += time.Since(start)
 		done += jobs
@@ -113,7 +66,9 @@ func benchThroughput(b *testing.B, conc int) {
 			b.Fatal(err)
 		}
 		start = time.Now()
-		workLikeRun(mq, conc)
+		if _, err := delivertest.WorkLikeRun(ctx, mq, conc); err != nil {
+			b.Fatal(err)
+		}
 		memTime += time.Since(start)
 		b.StartTimer()
 	}
