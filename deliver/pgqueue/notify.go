@@ -74,16 +74,21 @@ func (q *Queue) listen(ctx context.Context, wake func()) (listened bool, err err
 	// Whatever was enqueued before LISTEN took hold was not heard.
 	wake()
 	for {
-		now := time.Now()
-		until := now.Add(q.cfg.PollInterval)
+		// due_at follows the caller's clock (Config.Now, the Deliverer's),
+		// so the wait is measured on it and then timed as a duration, never
+		// as a wall-clock deadline.
+		now := q.cfg.Now()
+		wait := q.cfg.PollInterval
 		var next *time.Time
 		if err := conn.QueryRow(ctx, q.sql.nextDue, now).Scan(&next); err != nil {
 			return listened, mapError("listen", err)
 		}
-		if next != nil && next.Before(until) {
-			until = *next
+		if next != nil {
+			if d := next.Sub(now); d < wait {
+				wait = d
+			}
 		}
-		wctx, cancel := context.WithDeadline(ctx, until)
+		wctx, cancel := context.WithTimeout(ctx, wait)
 		_, err := conn.Conn().WaitForNotification(wctx)
 		cancel()
 		switch {

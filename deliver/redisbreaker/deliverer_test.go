@@ -115,7 +115,10 @@ func TestBreakerAcrossProcesses(t *testing.T) {
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 
 	child := exec.Command(os.Args[0], "-test.run=^TestBreakerChild$", "-test.count=1")
-	child.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s", childEnv, port, prefix))
+	// The child must use this process's Redis: with no server on 6379 each
+	// process would otherwise start a throwaway of its own and share nothing.
+	child.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s", childEnv, port, prefix),
+		"FEDKIT_TEST_REDIS_URL="+redistest.URL(t))
 	if out, err := child.CombinedOutput(); err != nil {
 		t.Fatalf("process A: %v\n%s", err, out)
 	}

@@ -23,4 +23,11 @@
 //	for _, l := range lights {
 //		fmt.Println(l.Name, l.Color(time.Now()), l.Failures, l.OpenUntil)
 //	}
+//
+// Clocks: the scripts take the caller's now (the Deliverer's Config.Now)
+// for every breaker rule: failures, the cool-off and the probe in flight
+// are judged by it alone and never by the server's TIME. The server's
+// clock times only a light's retention (PEXPIRE, a duration of at least
+// twice the cool-off), so a caller clock far from the server's neither
+// loses a light nor holds it for the wrong span.
 package redisbreaker

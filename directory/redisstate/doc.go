@@ -19,4 +19,10 @@
 //		ConfigFile: "/etc/relay/config.yml", Relay: "https://relay.example/actor",
 //	})
 //	go sched.Run(ctx)
+//
+// Clocks: every time in the state record (last success, next attempt,
+// backoff) is the scheduler's, stored as given and compared only by the
+// scheduler with its own clock. The server's clock measures only durations:
+// the lease TTL (SET NX PX, PEXPIRE) and the record's retention. No script
+// reads TIME, and no stored time is compared with the server's.
 package redisstate

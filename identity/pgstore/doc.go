@@ -18,4 +18,11 @@
 // SQLSTATE 55P03, returned as identity.ErrLockBusy. Session locks do not
 // work behind PgBouncer in transaction-pooling mode: connect directly or
 // use session pooling.
+//
+// Clocks: the cache table's resolved_at and expires_at are the caller's
+// times (identity.CacheEntry, stamped by the Cache's Config.Now); the table
+// stores them as given and never compares them with the database's now(),
+// so whether an entry is stale is decided by the caller's clock alone. The
+// lock takes no time at all: LockTimeout and StatementTimeout are
+// durations the server measures.
 package pgstore

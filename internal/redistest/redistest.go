@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -52,6 +53,19 @@ func Options(t testing.TB) *redis.Options {
 	}
 	o := *opts
 	return &o
+}
+
+// URL returns a redis:// URL of the test server, for a child process the
+// test starts: set it as FEDKIT_TEST_REDIS_URL in the child's environment so
+// the child uses this server, not a throwaway of its own.
+func URL(t testing.TB) string {
+	t.Helper()
+	o := Options(t)
+	u := "redis://"
+	if o.Username != "" || o.Password != "" {
+		u += url.UserPassword(o.Username, o.Password).String() + "@"
+	}
+	return fmt.Sprintf("%s%s/%d", u, o.Addr, o.DB)
 }
 
 // Client returns a client and a key prefix unique to this test. Every key

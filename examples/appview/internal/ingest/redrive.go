@@ -70,7 +70,8 @@ func (in *Ingester) redriveRow(ctx context.Context, r store.RedriveRow) error {
 	if out == Transient {
 		budget = in.cfg.TransientAttempts
 	}
-	dead, err := in.d.Store.Reschedule(ctx, r.ID, in.cfg.Now().Add(in.retryDelay(out, perr)), Code(perr), out != Busy, budget)
+	now := in.cfg.Now()
+	dead, err := in.d.Store.Reschedule(ctx, r.ID, now, now.Add(in.retryDelay(out, perr)), Code(perr), out != Busy, budget)
 	if err != nil {
 		return err
 	}

@@ -13,4 +13,11 @@
 // non-empty, never on IS NOT NULL. Migrations are
 // embedded files migrations/NNNN_name.sql, applied once each and recorded
 // in schema_migrations.
+//
+// Clocks, one per rule: the redrive queue's next_at and dead_at are the
+// caller's (the ingest's Config.Now, passed to Enqueue, ClaimDue,
+// Reschedule and PurgeDead), never the database's now(); posts.created_at
+// is the record's own. updated_at, created_at and indexed_at on the users,
+// communities and cursor tables take the server's now() and are
+// informational: no statement compares them with a caller's time.
 package store

@@ -32,8 +32,9 @@ func (s *Store) Enqueue(ctx context.Context, did string, timeUS int64, kind stri
 	return nil
 }
 
-// ClaimDue returns up to limit live rows due at now and pushes their next_at
-// forward by lease, so a concurrent redriver does not take them too.
+// ClaimDue returns up to limit live rows due at now (the caller's clock) and
+// pushes their next_at forward by lease, so a concurrent redriver does not
+// take them too.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]RedriveRow, error) {
 	rows, err := s.db.Query(ctx, `UPDATE redrive SET next_at = $2 WHERE id IN (
 			SELECT id FROM redrive WHERE dead_at IS NULL AND next_at <= $1
@@ -68,16 +69,18 @@ func (s *Store) Retire(ctx context.Context, id int64) error {
 
 // Reschedule sets the next attempt time and records the error code.
 // spend adds one to attempts; when that reaches maxAttempts the row is
-// marked dead instead. It reports whether the row died.
-func (s *Store) Reschedule(ctx context.Context, id int64, nextAt time.Time, code string, spend bool, maxAttempts int) (bool, error) {
+// marked dead at now instead. It reports whether the row died. now is the
+// caller's clock, the one PurgeDead is given: dead_at never takes the
+// database's now(), so retention is judged by one clock.
+func (s *Store) Reschedule(ctx context.Context, id int64, now, nextAt time.Time, code string, spend bool, maxAttempts int) (bool, error) {
 	inc := 0
 	if spend {
 		inc = 1
 	}
 	var dead bool
 	err := s.db.QueryRow(ctx, `UPDATE redrive SET attempts = attempts + $2, next_at = $3, last_error = $4,
-			dead_at = CASE WHEN attempts + $2 >= $5 THEN now() ELSE NULL END
-		WHERE id = $1 RETURNING dead_at IS NOT NULL`, id, inc, nextAt, code, maxAttempts).Scan(&dead)
+			dead_at = CASE WHEN attempts + $2 >= $5 THEN $6::timestamptz ELSE NULL END
+		WHERE id = $1 RETURNING dead_at IS NOT NULL`, id, inc, nextAt, code, maxAttempts, now).Scan(&dead)
 	if err != nil {
 		return false, fmt.Errorf("store: reschedule redrive: %w", err)
 	}
@@ -93,7 +96,8 @@ func (s *Store) RedriveStats(ctx context.Context) (live, dead int, err error) {
 	return live, dead, nil
 }
 
-// PurgeDead deletes dead rows older than keep.
+// PurgeDead deletes dead rows that died more than keep before now, the
+// caller's clock (the one Reschedule wrote dead_at with).
 func (s *Store) PurgeDead(ctx context.Context, now time.Time, keep time.Duration) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM redrive WHERE dead_at IS NOT NULL AND dead_at < $1`, now.Add(-keep)); err != nil {
 		return fmt.Errorf("store: purge dead redrive: %w", err)

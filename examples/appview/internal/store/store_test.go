@@ -126,34 +126,66 @@ func TestClearOriginWritesEmptyNotNull(t *testing.T) {
 	}
 }
 
+// TestRedriveLifecycle runs the redrive rules with caller clocks years
+// away from the database's: every time the rules compare (next_at, dead_at)
+// comes from the caller, so the test passes whatever the calendar says.
 func TestRedriveLifecycle(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+	}{
+		{"past-2019", time.Date(2019, 3, 1, 12, 0, 0, 0, time.UTC)},
+		{"fixed-2026", time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)},
+		{"future-2031", time.Date(2031, 7, 1, 12, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testRedriveLifecycle(t, tc.now)
+		})
+	}
+}
+
+func testRedriveLifecycle(t *testing.T, now time.Time) {
 	s, ctx := setup(t)
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ev := []byte(`{"did":"did:plc:a","time_us":5,"kind":"identity","identity":{"seq":1}}`)
 	for range 2 { // a replay of the same event is ignored
 		if err := s.Enqueue(ctx, "did:plc:a", 5, "identity", ev, 0, now, "resolve-failed"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if early, _ := s.ClaimDue(ctx, now.Add(-time.Second), time.Minute, 10); len(early) != 0 {
+		t.Fatalf("a row due at now was claimed a second early")
+	}
 	rows, err := s.ClaimDue(ctx, now, time.Minute, 10)
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("claimed %d rows, err %v", len(rows), err)
 	}
-	// A claimed row is leased: a second claimer gets nothing.
+	// A claimed row is leased: a second claimer gets nothing until the lease ends.
 	if again, _ := s.ClaimDue(ctx, now, time.Minute, 10); len(again) != 0 {
 		t.Fatalf("leased row claimed twice")
 	}
-	dead, err := s.Reschedule(ctx, rows[0].ID, now, "resolve-failed", false, 1)
+	if after, _ := s.ClaimDue(ctx, now.Add(time.Minute), time.Minute, 10); len(after) != 1 {
+		t.Fatalf("row not claimable once its lease ended: %d rows", len(after))
+	}
+	dead, err := s.Reschedule(ctx, rows[0].ID, now, now, "resolve-failed", false, 1)
 	if err != nil || dead {
 		t.Fatalf("free reschedule killed the row: dead=%v err=%v", dead, err)
 	}
-	dead, err = s.Reschedule(ctx, rows[0].ID, now, "resolve-failed", true, 1)
+	dead, err = s.Reschedule(ctx, rows[0].ID, now, now, "resolve-failed", true, 1)
 	if err != nil || !dead {
 		t.Fatalf("spent budget: dead=%v err=%v", dead, err)
 	}
 	if live, d, err := s.RedriveStats(ctx); err != nil || live != 0 || d != 1 {
 		t.Fatalf("stats live=%d dead=%d err=%v", live, d, err)
+	}
+	// Retention is measured from the caller's now at death: a day short of
+	// it keeps the row, a day past it removes it.
+	if err := s.PurgeDead(ctx, now.Add(6*24*time.Hour), 7*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, d, _ := s.RedriveStats(ctx); d != 1 {
+		t.Fatal("dead row purged before its retention ended")
 	}
 	if err := s.PurgeDead(ctx, now.Add(8*24*time.Hour), 7*24*time.Hour); err != nil {
 		t.Fatal(err)

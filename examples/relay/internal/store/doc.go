@@ -7,4 +7,7 @@
 //	subs, err := s.List(ctx)
 //
 // TestStore is the conformance suite both pass.
+//
+// Clocks: Subscriber.Since is the relay's time, stored as given by both
+// backends; neither compares a stored time with a server clock.
 package store
