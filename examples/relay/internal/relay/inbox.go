@@ -118,7 +118,7 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "domain not allowed", http.StatusForbidden)
 		return
 	}
-	status, msg := r.handle(ctx, &act, body, su.Host)
+	status, msg := r.handle(ctx, &act, body, hostKey(su))
 	if status >= 400 {
 		http.Error(w, msg, status)
 		return
@@ -178,7 +178,24 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 		return http.StatusUnprocessableEntity, "follow the Public collection or the relay actor"
 	}
 	sender := act.actorID()
-	inbox, err := r.inboxOf(ctx, sender)
+	if style == store.StyleMastodon {
+		// A Follow of Public subscribes the whole server, so a server has
+		// one: otherwise each of its actors could subscribe, and each
+		// subscription would be sent every post.
+		holder, err := r.serverSubscription(ctx, host, sender)
+		if err != nil {
+			return http.StatusServiceUnavailable, "store unavailable"
+		}
+		if holder != "" {
+			r.log.InfoContext(ctx, "follow: server already subscribed", "actor", sender, "through", holder)
+			return http.StatusConflict, "this server is already subscribed through another actor"
+		}
+	}
+	inbox, err := r.inboxOf(ctx, sender, host)
+	if errors.Is(err, ErrInboxOffHost) {
+		r.log.InfoContext(ctx, "follow: refused", "actor", sender, "err", err)
+		return http.StatusUnprocessableEntity, "the actor has no inbox on its own server"
+	}
 	if err != nil {
 		r.log.InfoContext(ctx, "follow: actor lookup failed", "actor", sender, "err", err)
 		return http.StatusBadGateway, "could not fetch the follower's actor"
@@ -247,8 +264,27 @@ func (r *Relay) sendToSubscriber(ctx context.Context, sub store.Subscriber, acti
 	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
 }
 
-// inboxOf fetches actor and returns its shared inbox, else its inbox.
-func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
+// serverSubscription returns the actor, other than sender, through which
+// host holds a Mastodon-style (server-wide) subscription, active or
+// pending, or "" if none does.
+func (r *Relay) serverSubscription(ctx context.Context, host, sender string) (string, error) {
+	subs, err := r.cfg.Store.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range subs {
+		if s.Actor != sender && s.Style == store.StyleMastodon && subHost(s) == host {
+			return s.Actor, nil
+		}
+	}
+	return "", nil
+}
+
+// inboxOf fetches actor and returns its shared inbox, else its inbox: the
+// first that is an http(s) URL on host, the actor's own server. Anything
+// else is ErrInboxOffHost: the inbox is where the relay sends the Accept and
+// every post, and an actor must not point those at another server.
+func (r *Relay) inboxOf(ctx context.Context, actor, host string) (string, error) {
 	doc, err := r.cfg.Lookup.Lookup(ctx, actor)
 	if err != nil {
 		return "", err
@@ -262,14 +298,12 @@ func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
 	if err := json.Unmarshal(doc.Raw, &a); err != nil {
 		return "", err
 	}
-	inbox := a.Endpoints.SharedInbox
-	if inbox == "" {
-		inbox = a.Inbox
+	for _, inbox := range []string{a.Endpoints.SharedInbox, a.Inbox} {
+		if usableInbox(inbox, host) {
+			return inbox, nil
+		}
 	}
-	if u, err := url.Parse(inbox); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", errors.New("relay: actor has no usable inbox")
-	}
-	return inbox, nil
+	return "", ErrInboxOffHost
 }
 
 func (r *Relay) followObject(sub store.Subscriber) any {
@@ -327,7 +361,7 @@ func subscriberFor(subs []store.Subscriber, sender, host string) (store.Subscrib
 		if s.Actor == sender {
 			return s, true
 		}
-		if byHost == nil && strings.EqualFold(s.Host, host) {
+		if byHost == nil && subHost(s) == host {
 			byHost = &subs[i]
 		}
 	}
@@ -360,14 +394,15 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	if objectID == "" {
 		return http.StatusBadRequest, "activity without object"
 	}
+	// One delivery per server, never back to the one it came from; an inbox
+	// two subscriptions share is sent one of the two forms only.
 	var forward, announce []string
-	for _, s := range subs {
-		if s.State != store.StateActive || s.Actor == sender || s.Host == host || s.Inbox == sub.Inbox {
+	taken := map[string]bool{}
+	for _, s := range r.recipients(subs, host) {
+		if taken[s.Inbox] {
 			continue
 		}
-		if !r.hostAllowed(s.Host) {
-			continue
-		}
+		taken[s.Inbox] = true
 		if s.Style == store.StyleLitePub && (typ == "Create" || typ == "Announce") {
 			announce = append(announce, s.Inbox)
 		} else {
