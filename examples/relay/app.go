@@ -24,6 +24,7 @@ import (
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/directory/redisstate"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
+	"github.com/fedkit/fedkit/examples/relay/internal/redisseen"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/examples/relay/internal/store/pgstore"
@@ -206,11 +207,18 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		_, _ = rand.Read(b[:])
 		a.token = hex.EncodeToString(b[:])
 	}
+	// The seen-set (the loop guard) is shared through Redis when there is
+	// one; else each process keeps its own in memory.
+	var seen relay.SeenSet
+	if a.rdb != nil {
+		seen = redisseen.New(a.rdb, &redisseen.Config{KeyPrefix: cfg.RedisPrefix + "seen:"})
+	}
 	a.relay, err = relay.New(&relay.Config{
 		PublicURL: cfg.PublicURL, Name: cfg.ServiceName, Summary: cfg.Summary, Key: a.key,
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
+		Seen: seen,
 	})
 	if err != nil {
 		return nil, err

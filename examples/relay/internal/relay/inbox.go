@@ -202,10 +202,12 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 	}
 	sub := store.Subscriber{Actor: sender, Inbox: inbox, Host: host, Style: style, FollowID: act.ID,
 		State: store.StateActive, Since: r.cfg.Now().UTC()}
+	renewed := false
 	if old, ok, err := r.cfg.Store.Get(ctx, sender); err != nil {
 		return http.StatusServiceUnavailable, "store unavailable"
 	} else if ok && old.State == store.StateActive {
 		sub.Since = old.Since
+		renewed = old.Style == sub.Style
 	} else if r.cfg.ManualApproval {
 		sub.State = store.StatePending
 	}
@@ -215,7 +217,15 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 	}
 	r.log.InfoContext(ctx, "subscription", "actor", sender, "style", sub.Style, "state", sub.State)
 	if sub.State == store.StateActive {
-		if err := r.sendAccept(ctx, sub); err != nil {
+		send := r.sendAccept
+		if renewed {
+			// Followed again while subscribed: accepted, not followed back
+			// again. Another relay that follows back what follows it (as
+			// this one does) would otherwise answer each follow-back with
+			// its own, forever.
+			send = func(ctx context.Context, sub store.Subscriber) error { return r.sendResponse(ctx, sub, "Accept") }
+		}
+		if err := send(ctx, sub); err != nil {
 			r.log.ErrorContext(ctx, "follow: queue accept", "err", err)
 			return http.StatusServiceUnavailable, "queue unavailable"
 		}
@@ -394,11 +404,15 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	if objectID == "" {
 		return http.StatusBadRequest, "activity without object"
 	}
+	actKey, status, msg := r.firstRelay(ctx, act, body, typ, objectID)
+	if actKey == "" {
+		return status, msg
+	}
 	// One delivery per server, never back to the one it came from; an inbox
 	// two subscriptions share is sent one of the two forms only.
 	var forward, announce []string
 	taken := map[string]bool{}
-	for _, s := range r.recipients(subs, host) {
+	for _, s := range r.recipients(subs, host, hostOf(objectID)) {
 		if taken[s.Inbox] {
 			continue
 		}
@@ -412,10 +426,17 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	// One ordering key per object: a Delete (or Update) of an object never
 	// overtakes its Create on any inbox, whichever way each is wrapped.
 	batch := deliver.Batch{Tag: TagRelay, OrderingKey: objectID}
+	unavailable := func(err error) (int, string) {
+		r.log.ErrorContext(ctx, "relay: queue", "err", err)
+		// Not relayed, so not seen: the sender's retry is relayed.
+		if err := r.cfg.Seen.Forget(ctx, actKey); err != nil {
+			r.log.WarnContext(ctx, "relay: seen-set", "err", err)
+		}
+		return http.StatusServiceUnavailable, "queue unavailable"
+	}
 	if len(forward) > 0 {
 		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, body, dedupe(forward), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
-			r.log.ErrorContext(ctx, "relay: queue", "err", err)
-			return http.StatusServiceUnavailable, "queue unavailable"
+			return unavailable(err)
 		}
 	}
 	if len(announce) > 0 {
@@ -433,8 +454,12 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 			return http.StatusInternalServerError, "internal error"
 		}
 		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, b, dedupe(announce), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
-			r.log.ErrorContext(ctx, "relay: queue", "err", err)
-			return http.StatusServiceUnavailable, "queue unavailable"
+			return unavailable(err)
+		}
+	}
+	if typ == "Create" || typ == "Announce" {
+		if _, err := r.cfg.Seen.Mark(ctx, seenKey("object", objectID), r.cfg.SeenWindow); err != nil {
+			r.log.WarnContext(ctx, "relay: seen-set", "err", err)
 		}
 	}
 	return http.StatusAccepted, ""

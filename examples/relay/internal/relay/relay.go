@@ -74,6 +74,15 @@ type Config struct {
 	// BreakerStore names Breakers' backend on the status page ("memory",
 	// "redis"). Defaults to "".
 	BreakerStore string
+	// Seen remembers the activities and objects the relay relayed, so
+	// that one id is relayed at most once within SeenWindow and an
+	// Announce of an object the relay relayed is not relayed again: the
+	// guard against loops between relays. Give every process of a
+	// deployment the same one (redisseen.Store). Defaults to a
+	// NewMemorySeen(nil) of this process.
+	Seen SeenSet
+	// SeenWindow is how long Seen remembers. Defaults to SeenWindowDefault.
+	SeenWindow time.Duration
 	// MaxInboxBytes bounds an inbox body. Defaults to MaxInboxBytesDefault.
 	MaxInboxBytes int64
 	// Now is the clock (signature windows, timestamps). Defaults to time.Now.
@@ -118,6 +127,12 @@ func New(cfg *Config) (*Relay, error) {
 	}
 	if c.Health == nil {
 		c.Health = NewHealth(0)
+	}
+	if c.Seen == nil {
+		c.Seen = NewMemorySeen(&MemorySeenConfig{Now: c.Now})
+	}
+	if c.SeenWindow <= 0 {
+		c.SeenWindow = SeenWindowDefault
 	}
 	if c.MaxInboxBytes <= 0 {
 		c.MaxInboxBytes = MaxInboxBytesDefault
