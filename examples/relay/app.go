@@ -218,7 +218,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
-		Seen: seen,
+		Seen: seen, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
 	})
 	if err != nil {
 		return nil, err

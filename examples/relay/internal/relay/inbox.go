@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -118,7 +119,18 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "domain not allowed", http.StatusForbidden)
 		return
 	}
-	status, msg := r.handle(ctx, &act, body, hostKey(su))
+	host := hostKey(su)
+	if r.limit != nil {
+		// Counted per server once the signature holds, so no one spends
+		// another server's allowance.
+		if ok, wait := r.limit.allow(host); !ok {
+			r.log.InfoContext(ctx, "inbox: rate limited", "host", host)
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+			http.Error(w, "too many activities from this server", http.StatusTooManyRequests)
+			return
+		}
+	}
+	status, msg := r.handle(ctx, &act, body, host)
 	if status >= 400 {
 		http.Error(w, msg, status)
 		return
