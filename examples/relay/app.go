@@ -207,11 +207,15 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		_, _ = rand.Read(b[:])
 		a.token = hex.EncodeToString(b[:])
 	}
-	// The seen-set (the loop guard) is shared through Redis when there is
-	// one; else each process keeps its own in memory.
+	// The seen-set (the loop guard) is shared by every process: in Redis
+	// when there is one, else in Postgres; a single process without either
+	// keeps it in memory.
 	var seen relay.SeenSet
-	if a.rdb != nil {
+	switch {
+	case a.rdb != nil:
 		seen = redisseen.New(a.rdb, &redisseen.Config{KeyPrefix: cfg.RedisPrefix + "seen:"})
+	case a.pool != nil:
+		seen = pgstore.NewSeen(a.pool)
 	}
 	a.relay, err = relay.New(&relay.Config{
 		PublicURL: cfg.PublicURL, Name: cfg.ServiceName, Summary: cfg.Summary, Key: a.key,

@@ -92,8 +92,9 @@
 //     there is one; inboxes are deduplicated), and never the server it came
 //     from nor the server of the object it carries;
 //   - loops between relays are cut: an activity id is relayed at most once
-//     within 6 hours (a seen-set: in memory, bounded by count and age, or
-//     shared through Redis with REDIS_URL), an Announce of an object the
+//     within 6 hours (a seen-set shared by every process: in Redis with
+//     REDIS_URL, else in Postgres with POSTGRES_URL, else in this process's
+//     memory, bounded by count and age), an Announce of an object the
 //     relay relayed in that time (a LitePub relay wrapping what it was sent
 //     under a new id) or of one of the relay's own activities is not
 //     relayed, and a subscriber that follows again while subscribed is
@@ -128,10 +129,8 @@
 //     be replayed within the signature window; that costs only deliveries:
 //     forwarded activities keep the sender's id and the relay's Announce of
 //     an activity always has the same id, so receivers deduplicate them.
-//   - Without REDIS_URL each process has its own seen-set, so with several
-//     server processes an activity id is relayed at most once per process
-//     within the window. The rate limit is always counted per process: N
-//     server processes admit up to N times RATE_LIMIT_PER_MINUTE.
+//   - The rate limit is counted per process: N server processes admit up
+//     to N times RATE_LIMIT_PER_MINUTE.
 //   - One Mastodon-style subscription per server is checked against the
 //     stored list, not by the store: two Follows of one server racing each
 //     other can both be stored, and the fan-out still sends that server one

@@ -228,8 +228,11 @@ func queueName(cfg *config.Config) string {
 }
 
 func seenName(cfg *config.Config) string {
-	if cfg.RedisURL != "" {
+	switch {
+	case cfg.RedisURL != "":
 		return "redis (shared by every process)"
+	case cfg.PostgresURL != "":
+		return "postgres (shared by every process)"
 	}
 	return "memory (per process)"
 }

@@ -2,18 +2,25 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
+	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
-// TestSeenSetSharedThroughRedis: with REDIS_URL, two server processes share
-// the seen-set, so one activity sent to both (a replay, another relay's
-// reflection arriving at the other process) is relayed once.
-func TestSeenSetSharedThroughRedis(t *testing.T) {
-	r := startRelayOpts(t, "", sharedBackends(t), true)
+// TestSeenSetShared: two server processes share the seen-set, in Redis or,
+// without it, in Postgres, so one activity sent to both (a replay, another
+// relay's reflection arriving at the other process) is relayed once.
+func TestSeenSetShared(t *testing.T) {
+	t.Run("redis", func(t *testing.T) { testSeenSetShared(t, sharedBackends(t)) })
+	t.Run("postgres only", func(t *testing.T) { testSeenSetShared(t, fmt.Sprintf("POSTGRES_URL: %q\n", pgtest.ConnString(t))) })
+}
+
+func testSeenSetShared(t *testing.T, backends string) {
+	r := startRelayOpts(t, "", backends, true)
 	a, b := newInstance(t, "a"), newInstance(t, "b")
 	subscribe(t, r, a, public)
 	subscribe(t, r, b, public)

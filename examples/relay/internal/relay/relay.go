@@ -78,8 +78,8 @@ type Config struct {
 	// that one id is relayed at most once within SeenWindow and an
 	// Announce of an object the relay relayed is not relayed again: the
 	// guard against loops between relays. Give every process of a
-	// deployment the same one (redisseen.Store). Defaults to a
-	// NewMemorySeen(nil) of this process.
+	// deployment the same one (redisseen.Store, pgstore.Seen). Defaults to
+	// a MemorySeen of this process.
 	Seen SeenSet
 	// SeenWindow is how long Seen remembers. Defaults to SeenWindowDefault.
 	SeenWindow time.Duration

@@ -19,8 +19,9 @@ const (
 
 // SeenSet remembers keys for a while: the relay's loop and replay guard.
 // Keys are short (the relay hashes ids). Implementations are safe for
-// concurrent use; *MemorySeen is one, redisseen.Store one shared by every
-// process of a deployment.
+// concurrent use; *MemorySeen is one, and redisseen.Store and pgstore.Seen
+// are ones every process of a deployment shares. seentest.TestSeenSet is
+// the suite they pass.
 type SeenSet interface {
 	// Mark records key for window and reports whether it was new: not
 	// marked, or marked longer than its window ago. Exactly one of several
