@@ -24,6 +24,7 @@ import (
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/directory/redisstate"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
+	"github.com/fedkit/fedkit/examples/relay/internal/redisseen"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/examples/relay/internal/store/pgstore"
@@ -206,11 +207,22 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		_, _ = rand.Read(b[:])
 		a.token = hex.EncodeToString(b[:])
 	}
+	// The seen-set (the loop guard) is shared by every process: in Redis
+	// when there is one, else in Postgres; a single process without either
+	// keeps it in memory.
+	var seen relay.SeenSet
+	switch {
+	case a.rdb != nil:
+		seen = redisseen.New(a.rdb, &redisseen.Config{KeyPrefix: cfg.RedisPrefix + "seen:"})
+	case a.pool != nil:
+		seen = pgstore.NewSeen(a.pool)
+	}
 	a.relay, err = relay.New(&relay.Config{
 		PublicURL: cfg.PublicURL, Name: cfg.ServiceName, Summary: cfg.Summary, Key: a.key,
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
+		Seen: seen, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
 	})
 	if err != nil {
 		return nil, err

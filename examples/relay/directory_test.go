@@ -220,6 +220,10 @@ func TestTestConfig(t *testing.T) {
 		if code := run(context.Background(), []string{"-t", "-c", "config.example.yml", "--strict"}, e); code != exitOK {
 			t.Fatalf("exit %d:\n%s%s", code, out, errb)
 		}
+		if !strings.Contains(out.String(), "rate limit     600 a minute per server, bursts of 120") ||
+			!strings.Contains(out.String(), "seen-set       memory (per process)") {
+			t.Errorf("-t does not show the rate limit and seen-set:\n%s", out)
+		}
 		if _, err := os.Stat(filepath.Join("data")); err == nil {
 			t.Log("note: examples/relay/data exists from a local run")
 		}

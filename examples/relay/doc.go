@@ -74,7 +74,12 @@
 //     Follow unsubscribes;
 //   - a subscription covers its whole server: Mastodon and Misskey send each
 //     public post signed by its author, not by the instance actor that
-//     subscribed;
+//     subscribed. So a server has one Mastodon-style subscription: a Follow
+//     of Public from another of its actors is answered 409. The inbox the
+//     relay keeps (the actor's shared inbox, else its inbox) must be on the
+//     actor's own server (same host and port), or the Follow is answered
+//     422 and nothing is sent: no one can aim the relay's Accepts and posts
+//     at another server;
 //   - public Create, Announce and Update, and any Delete or Move, from a
 //     subscribed server go to every other subscriber through
 //     deliver.Deliverer: forwarded byte for byte to Mastodon-style
@@ -82,7 +87,23 @@
 //     Announce wrapped in the relay's Announce for LitePub ones, all with the
 //     object's id as ordering key so a Delete never overtakes its Create;
 //     a LitePub relay actor's Announce counts as public although it is
-//     addressed to its followers;
+//     addressed to its followers. Each post reaches each subscribed server
+//     once (one subscription per server is used, the Mastodon-style one if
+//     there is one; inboxes are deduplicated), and never the server it came
+//     from nor the server of the object it carries;
+//   - loops between relays are cut: an activity id is relayed at most once
+//     within 6 hours (a seen-set shared by every process: in Redis with
+//     REDIS_URL, else in Postgres with POSTGRES_URL, else in this process's
+//     memory, bounded by count and age), an Announce of an object the
+//     relay relayed in that time (a LitePub relay wrapping what it was sent
+//     under a new id) or of one of the relay's own activities is not
+//     relayed, and a subscriber that follows again while subscribed is
+//     accepted but not followed back again (two relays would otherwise
+//     follow back each other's follow-backs forever);
+//   - each server may send the inbox RATE_LIMIT_PER_MINUTE activities a
+//     minute (600 by default) in bursts of RATE_LIMIT_BURST (120); beyond
+//     that the inbox answers 429 with a Retry-After, so one noisy or hostile
+//     subscriber cannot flood the others;
 //   - the status page (/admin/status, and /admin/status.json, behind
 //     ADMIN_TOKEN) reads each host's circuit breaker from the deliverer's
 //     breaker store (open, probing, or closed with its failures in a row,
@@ -108,6 +129,12 @@
 //     be replayed within the signature window; that costs only deliveries:
 //     forwarded activities keep the sender's id and the relay's Announce of
 //     an activity always has the same id, so receivers deduplicate them.
+//   - The rate limit is counted per process: N server processes admit up
+//     to N times RATE_LIMIT_PER_MINUTE.
+//   - One Mastodon-style subscription per server is checked against the
+//     stored list, not by the store: two Follows of one server racing each
+//     other can both be stored, and the fan-out still sends that server one
+//     delivery.
 //   - LitePub servers check a forwarded activity signed by someone other
 //     than its actor by fetching it from its origin, so a forwarded Delete
 //     or Update may not take effect there.

@@ -16,6 +16,7 @@ import (
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
+	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 )
 
 // Exit codes.
@@ -202,6 +203,8 @@ func testConfig(a *args, e *env) int {
 	fmt.Fprintf(e.stdout, "  subscribers    %s\n", storageName(cfg))
 	fmt.Fprintf(e.stdout, "  queue          %s\n", queueName(cfg))
 	fmt.Fprintf(e.stdout, "  breakers       %s\n", breakerName(cfg))
+	fmt.Fprintf(e.stdout, "  seen-set       %s\n", seenName(cfg))
+	fmt.Fprintf(e.stdout, "  rate limit     %s\n", rateLimitName(cfg))
 	fmt.Fprintf(e.stdout, "  directories    %d configured, %d enabled, scheduler %s\n",
 		len(cfg.Directory.Directories), countEnabled(cfg.Directory.Directories), onOff(cfg.Directory.SchedulerEnabled))
 	if len(cfg.Warnings) > 0 {
@@ -222,6 +225,30 @@ func queueName(cfg *config.Config) string {
 		return "postgres (durable; workers may share it)"
 	}
 	return "memory (pending deliveries are lost on restart)"
+}
+
+func seenName(cfg *config.Config) string {
+	switch {
+	case cfg.RedisURL != "":
+		return "redis (shared by every process)"
+	case cfg.PostgresURL != "":
+		return "postgres (shared by every process)"
+	}
+	return "memory (per process)"
+}
+
+func rateLimitName(cfg *config.Config) string {
+	if cfg.RateLimitDisabled {
+		return "off"
+	}
+	perMinute, burst := cfg.RateLimitPerMinute, cfg.RateLimitBurst
+	if perMinute == 0 {
+		perMinute = relay.RatePerMinuteDefault
+	}
+	if burst == 0 {
+		burst = relay.RateBurstDefault
+	}
+	return fmt.Sprintf("%d a minute per server, bursts of %d (each process counts alone)", perMinute, burst)
 }
 
 func breakerName(cfg *config.Config) string {

@@ -30,6 +30,8 @@ const (
 	ActorKeyFileName = "actor.pem"
 	// MaxJobConcurrency bounds JOB_CONCURRENCY.
 	MaxJobConcurrency = 1024
+	// MaxRateLimit bounds RATE_LIMIT_PER_MINUTE and RATE_LIMIT_BURST.
+	MaxRateLimit = 1_000_000
 )
 
 // Environment variables that override the file, so secrets need not live in it.
@@ -79,6 +81,14 @@ type Config struct {
 	// JOB_CONCURRENCY is how many deliveries a process sends at once.
 	// Defaults to the deliverer's default (16).
 	JobConcurrency int `yaml:"JOB_CONCURRENCY"`
+	// RATE_LIMIT_PER_MINUTE is how many activities a minute one server may
+	// send the inbox (sustained); beyond it the inbox answers 429 with a
+	// Retry-After. RATE_LIMIT_BURST is how many it may send at once.
+	// Defaults to the relay's defaults (600 a minute, bursts of 120).
+	// RATE_LIMIT_DISABLED turns the limit off. Each process counts alone.
+	RateLimitPerMinute int  `yaml:"RATE_LIMIT_PER_MINUTE"`
+	RateLimitBurst     int  `yaml:"RATE_LIMIT_BURST"`
+	RateLimitDisabled  bool `yaml:"RATE_LIMIT_DISABLED"`
 
 	// The Directory keys, validated by package directory (see Directory).
 	Directories               any `yaml:"DIRECTORIES"`
@@ -214,6 +224,12 @@ func (c *Config) defaultsAndValidate() error {
 	if c.JobConcurrency < 0 || c.JobConcurrency > MaxJobConcurrency {
 		bad("JOB_CONCURRENCY", "must be 0 (default) to %d", MaxJobConcurrency)
 	}
+	if c.RateLimitPerMinute < 0 || c.RateLimitPerMinute > MaxRateLimit {
+		bad("RATE_LIMIT_PER_MINUTE", "must be 0 (default) to %d", MaxRateLimit)
+	}
+	if c.RateLimitBurst < 0 || c.RateLimitBurst > MaxRateLimit {
+		bad("RATE_LIMIT_BURST", "must be 0 (default) to %d", MaxRateLimit)
+	}
 	var err error
 	if c.BlockedDomains, err = normalizeDomains(c.BlockedDomains); err != nil {
 		bad("BLOCKED_DOMAINS", "%v", err)
@@ -288,19 +304,24 @@ func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, er
 		RedisPrefix: get("REDIS_PREFIX"), AdminToken: get(EnvAdminToken),
 	}
 	var errs []error
-	if v := get("MANUAL_APPROVAL"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, errors.New("MANUAL_APPROVAL: must be true or false"))
+	for name, dst := range map[string]*bool{"MANUAL_APPROVAL": &c.ManualApproval, "RATE_LIMIT_DISABLED": &c.RateLimitDisabled} {
+		if v := get(name); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: must be true or false", name))
+			}
+			*dst = b
 		}
-		c.ManualApproval = b
 	}
-	if v := get("JOB_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, errors.New("JOB_CONCURRENCY: must be a number"))
+	for name, dst := range map[string]*int{"JOB_CONCURRENCY": &c.JobConcurrency,
+		"RATE_LIMIT_PER_MINUTE": &c.RateLimitPerMinute, "RATE_LIMIT_BURST": &c.RateLimitBurst} {
+		if v := get(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: must be a number", name))
+			}
+			*dst = n
 		}
-		c.JobConcurrency = n
 	}
 	c.BlockedDomains = splitList(get("BLOCKED_DOMAINS"))
 	c.AllowedDomains = splitList(get("ALLOWED_DOMAINS"))

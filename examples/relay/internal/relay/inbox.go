@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -118,7 +119,18 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "domain not allowed", http.StatusForbidden)
 		return
 	}
-	status, msg := r.handle(ctx, &act, body, su.Host)
+	host := hostKey(su)
+	if r.limit != nil {
+		// Counted per server once the signature holds, so no one spends
+		// another server's allowance.
+		if ok, wait := r.limit.allow(host); !ok {
+			r.log.InfoContext(ctx, "inbox: rate limited", "host", host)
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+			http.Error(w, "too many activities from this server", http.StatusTooManyRequests)
+			return
+		}
+	}
+	status, msg := r.handle(ctx, &act, body, host)
 	if status >= 400 {
 		http.Error(w, msg, status)
 		return
@@ -178,17 +190,36 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 		return http.StatusUnprocessableEntity, "follow the Public collection or the relay actor"
 	}
 	sender := act.actorID()
-	inbox, err := r.inboxOf(ctx, sender)
+	if style == store.StyleMastodon {
+		// A Follow of Public subscribes the whole server, so a server has
+		// one: otherwise each of its actors could subscribe, and each
+		// subscription would be sent every post.
+		holder, err := r.serverSubscription(ctx, host, sender)
+		if err != nil {
+			return http.StatusServiceUnavailable, "store unavailable"
+		}
+		if holder != "" {
+			r.log.InfoContext(ctx, "follow: server already subscribed", "actor", sender, "through", holder)
+			return http.StatusConflict, "this server is already subscribed through another actor"
+		}
+	}
+	inbox, err := r.inboxOf(ctx, sender, host)
+	if errors.Is(err, ErrInboxOffHost) {
+		r.log.InfoContext(ctx, "follow: refused", "actor", sender, "err", err)
+		return http.StatusUnprocessableEntity, "the actor has no inbox on its own server"
+	}
 	if err != nil {
 		r.log.InfoContext(ctx, "follow: actor lookup failed", "actor", sender, "err", err)
 		return http.StatusBadGateway, "could not fetch the follower's actor"
 	}
 	sub := store.Subscriber{Actor: sender, Inbox: inbox, Host: host, Style: style, FollowID: act.ID,
 		State: store.StateActive, Since: r.cfg.Now().UTC()}
+	renewed := false
 	if old, ok, err := r.cfg.Store.Get(ctx, sender); err != nil {
 		return http.StatusServiceUnavailable, "store unavailable"
 	} else if ok && old.State == store.StateActive {
 		sub.Since = old.Since
+		renewed = old.Style == sub.Style
 	} else if r.cfg.ManualApproval {
 		sub.State = store.StatePending
 	}
@@ -198,7 +229,15 @@ func (r *Relay) follow(ctx context.Context, act *activity, host string) (int, st
 	}
 	r.log.InfoContext(ctx, "subscription", "actor", sender, "style", sub.Style, "state", sub.State)
 	if sub.State == store.StateActive {
-		if err := r.sendAccept(ctx, sub); err != nil {
+		send := r.sendAccept
+		if renewed {
+			// Followed again while subscribed: accepted, not followed back
+			// again. Another relay that follows back what follows it (as
+			// this one does) would otherwise answer each follow-back with
+			// its own, forever.
+			send = func(ctx context.Context, sub store.Subscriber) error { return r.sendResponse(ctx, sub, "Accept") }
+		}
+		if err := send(ctx, sub); err != nil {
 			r.log.ErrorContext(ctx, "follow: queue accept", "err", err)
 			return http.StatusServiceUnavailable, "queue unavailable"
 		}
@@ -247,8 +286,27 @@ func (r *Relay) sendToSubscriber(ctx context.Context, sub store.Subscriber, acti
 	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
 }
 
-// inboxOf fetches actor and returns its shared inbox, else its inbox.
-func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
+// serverSubscription returns the actor, other than sender, through which
+// host holds a Mastodon-style (server-wide) subscription, active or
+// pending, or "" if none does.
+func (r *Relay) serverSubscription(ctx context.Context, host, sender string) (string, error) {
+	subs, err := r.cfg.Store.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range subs {
+		if s.Actor != sender && s.Style == store.StyleMastodon && subHost(s) == host {
+			return s.Actor, nil
+		}
+	}
+	return "", nil
+}
+
+// inboxOf fetches actor and returns its shared inbox, else its inbox: the
+// first that is an http(s) URL on host, the actor's own server. Anything
+// else is ErrInboxOffHost: the inbox is where the relay sends the Accept and
+// every post, and an actor must not point those at another server.
+func (r *Relay) inboxOf(ctx context.Context, actor, host string) (string, error) {
 	doc, err := r.cfg.Lookup.Lookup(ctx, actor)
 	if err != nil {
 		return "", err
@@ -262,14 +320,12 @@ func (r *Relay) inboxOf(ctx context.Context, actor string) (string, error) {
 	if err := json.Unmarshal(doc.Raw, &a); err != nil {
 		return "", err
 	}
-	inbox := a.Endpoints.SharedInbox
-	if inbox == "" {
-		inbox = a.Inbox
+	for _, inbox := range []string{a.Endpoints.SharedInbox, a.Inbox} {
+		if usableInbox(inbox, host) {
+			return inbox, nil
+		}
 	}
-	if u, err := url.Parse(inbox); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", errors.New("relay: actor has no usable inbox")
-	}
-	return inbox, nil
+	return "", ErrInboxOffHost
 }
 
 func (r *Relay) followObject(sub store.Subscriber) any {
@@ -327,7 +383,7 @@ func subscriberFor(subs []store.Subscriber, sender, host string) (store.Subscrib
 		if s.Actor == sender {
 			return s, true
 		}
-		if byHost == nil && strings.EqualFold(s.Host, host) {
+		if byHost == nil && subHost(s) == host {
 			byHost = &subs[i]
 		}
 	}
@@ -360,14 +416,19 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	if objectID == "" {
 		return http.StatusBadRequest, "activity without object"
 	}
+	actKey, status, msg := r.firstRelay(ctx, act, body, typ, objectID)
+	if actKey == "" {
+		return status, msg
+	}
+	// One delivery per server, never back to the one it came from; an inbox
+	// two subscriptions share is sent one of the two forms only.
 	var forward, announce []string
-	for _, s := range subs {
-		if s.State != store.StateActive || s.Actor == sender || s.Host == host || s.Inbox == sub.Inbox {
+	taken := map[string]bool{}
+	for _, s := range r.recipients(subs, host, hostOf(objectID)) {
+		if taken[s.Inbox] {
 			continue
 		}
-		if !r.hostAllowed(s.Host) {
-			continue
-		}
+		taken[s.Inbox] = true
 		if s.Style == store.StyleLitePub && (typ == "Create" || typ == "Announce") {
 			announce = append(announce, s.Inbox)
 		} else {
@@ -377,10 +438,17 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 	// One ordering key per object: a Delete (or Update) of an object never
 	// overtakes its Create on any inbox, whichever way each is wrapped.
 	batch := deliver.Batch{Tag: TagRelay, OrderingKey: objectID}
+	unavailable := func(err error) (int, string) {
+		r.log.ErrorContext(ctx, "relay: queue", "err", err)
+		// Not relayed, so not seen: the sender's retry is relayed.
+		if err := r.cfg.Seen.Forget(ctx, actKey); err != nil {
+			r.log.WarnContext(ctx, "relay: seen-set", "err", err)
+		}
+		return http.StatusServiceUnavailable, "queue unavailable"
+	}
 	if len(forward) > 0 {
 		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, body, dedupe(forward), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
-			r.log.ErrorContext(ctx, "relay: queue", "err", err)
-			return http.StatusServiceUnavailable, "queue unavailable"
+			return unavailable(err)
 		}
 	}
 	if len(announce) > 0 {
@@ -398,8 +466,12 @@ func (r *Relay) relay(ctx context.Context, act *activity, body []byte, host stri
 			return http.StatusInternalServerError, "internal error"
 		}
 		if err := r.cfg.Sender.SendBatch(ctx, r.keyID, b, dedupe(announce), batch); err != nil && !errors.Is(err, deliver.ErrNoInboxes) {
-			r.log.ErrorContext(ctx, "relay: queue", "err", err)
-			return http.StatusServiceUnavailable, "queue unavailable"
+			return unavailable(err)
+		}
+	}
+	if typ == "Create" || typ == "Announce" {
+		if _, err := r.cfg.Seen.Mark(ctx, seenKey("object", objectID), r.cfg.SeenWindow); err != nil {
+			r.log.WarnContext(ctx, "relay: seen-set", "err", err)
 		}
 	}
 	return http.StatusAccepted, ""

@@ -74,6 +74,24 @@ type Config struct {
 	// BreakerStore names Breakers' backend on the status page ("memory",
 	// "redis"). Defaults to "".
 	BreakerStore string
+	// Seen remembers the activities and objects the relay relayed, so
+	// that one id is relayed at most once within SeenWindow and an
+	// Announce of an object the relay relayed is not relayed again: the
+	// guard against loops between relays. Give every process of a
+	// deployment the same one (redisseen.Store, pgstore.Seen). Defaults to
+	// a MemorySeen of this process.
+	Seen SeenSet
+	// SeenWindow is how long Seen remembers. Defaults to SeenWindowDefault.
+	SeenWindow time.Duration
+	// RatePerMinute is how many activities a minute one server (every
+	// actor of one host) may send the inbox, sustained; beyond it the inbox
+	// answers 429 with a Retry-After. Defaults to RatePerMinuteDefault.
+	RatePerMinute int
+	// RateBurst is how many it may send at once. Defaults to
+	// RateBurstDefault.
+	RateBurst int
+	// DisableRateLimit turns the per-server limit off.
+	DisableRateLimit bool
 	// MaxInboxBytes bounds an inbox body. Defaults to MaxInboxBytesDefault.
 	MaxInboxBytes int64
 	// Now is the clock (signature windows, timestamps). Defaults to time.Now.
@@ -97,7 +115,9 @@ type Relay struct {
 	// a nonce seen before. Mastodon signs without one, and a verifier with
 	// a NonceStore requires one, so it is used only when a nonce is sent.
 	nonced *sig.Verifier
-	log    *slog.Logger
+	// limit is nil under DisableRateLimit.
+	limit *limiter
+	log   *slog.Logger
 }
 
 // New returns a Relay.
@@ -119,6 +139,18 @@ func New(cfg *Config) (*Relay, error) {
 	if c.Health == nil {
 		c.Health = NewHealth(0)
 	}
+	if c.Seen == nil {
+		c.Seen = NewMemorySeen(&MemorySeenConfig{Now: c.Now})
+	}
+	if c.SeenWindow <= 0 {
+		c.SeenWindow = SeenWindowDefault
+	}
+	if c.RatePerMinute <= 0 {
+		c.RatePerMinute = RatePerMinuteDefault
+	}
+	if c.RateBurst <= 0 {
+		c.RateBurst = RateBurstDefault
+	}
 	if c.MaxInboxBytes <= 0 {
 		c.MaxInboxBytes = MaxInboxBytesDefault
 	}
@@ -131,6 +163,9 @@ func New(cfg *Config) (*Relay, error) {
 	}
 	r := &Relay{cfg: c, base: base, actor: c.PublicURL + "/actor", log: c.Logger, pubPEM: string(pem)}
 	r.keyID = r.actor + "#main-key"
+	if !c.DisableRateLimit {
+		r.limit = newLimiter(c.RatePerMinute, c.RateBurst, limiterMaxHosts, c.Now)
+	}
 	// Behind a TLS proxy the request carries no scheme: take PublicURL's.
 	// Keys of blocked domains are never fetched: the domain lists apply
 	// before any request to the sender's server.

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS relay_subscribers (
     since     timestamptz NOT NULL
 )`
 
-// Migrate creates the table if it is missing; safe on every start.
+// Migrate creates the subscribers' table and Seen's if they are missing;
+// safe on every start.
 func (s *Store) Migrate(ctx context.Context) error {
 	// An advisory lock keeps servers and workers starting together from
 	// racing on CREATE TABLE IF NOT EXISTS (which is not concurrency-safe).
@@ -40,7 +41,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7465727)`); err != nil {
 			return wrap(err)
 		}
-		_, err := tx.Exec(ctx, schema)
+		if _, err := tx.Exec(ctx, schema); err != nil {
+			return wrap(err)
+		}
+		_, err := tx.Exec(ctx, seenSchema)
 		return wrap(err)
 	})
 }
