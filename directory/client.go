@@ -97,13 +97,13 @@ type Config struct {
 // Client speaks the Directory lifecycle protocol v1-v3 for one relay
 // identity. It is safe for concurrent use.
 type Client struct {
-	key     crypto.Signer
-	cfg     Config
-	profile Profile
-	digest  string
+	key crypto.Signer
+	cfg Config
 
-	mu   sync.Mutex
-	dirs []Entry
+	mu      sync.Mutex
+	dirs    []Entry
+	profile Profile // normalised; replaced by SetProfile
+	digest  string
 }
 
 // New builds a Client signing with key, the relay actor's RSA key (at
@@ -145,11 +145,9 @@ func (c *Client) withDefaults() error {
 	if err := c.SetDirectories(cfg.Directories); err != nil {
 		return err
 	}
-	p, err := cfg.Profile.Normalize()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := c.SetProfile(cfg.Profile); err != nil {
+		return err
 	}
-	c.profile, c.digest = p, p.Digest()
 	if cfg.Timeout <= 0 || cfg.Timeout > TimeoutDefault {
 		cfg.Timeout = TimeoutDefault
 	}
@@ -236,11 +234,43 @@ func (c *Client) Directories() []Entry {
 	return append([]Entry(nil), c.dirs...)
 }
 
+// SetProfile replaces the profile sent on v2/v3 register (after a
+// configuration reload), normalising it strictly as New does. The
+// Scheduler calls it with the profile of every file it reads, so an edited
+// DIRECTORY_PROFILE registers without a restart.
+func (c *Client) SetProfile(p Profile) error {
+	n, err := p.Normalize()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	d := n.Digest()
+	c.mu.Lock()
+	c.profile, c.digest = n, d
+	c.mu.Unlock()
+	return nil
+}
+
 // Profile returns the normalised profile sent on v2/v3 register.
-func (c *Client) Profile() Profile { return c.profile }
+func (c *Client) Profile() Profile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.profile
+}
 
 // ProfileDigest returns the hex SHA-256 of the normalised profile.
-func (c *Client) ProfileDigest() string { return c.digest }
+func (c *Client) ProfileDigest() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.digest
+}
+
+// currentProfile is the profile and digest one request body carries, read
+// together so a concurrent SetProfile cannot split them.
+func (c *Client) currentProfile() (Profile, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.profile, c.digest
+}
 
 // entry checks that origin is configured and, unless anyState, enabled.
 func (c *Client) entry(origin string, anyState bool) error {
@@ -286,9 +316,10 @@ type Result struct {
 	// RegisterOutcome is the register outcome of Sync, Register or a
 	// reconciliation, else "".
 	RegisterOutcome Outcome
-	// ProfileDigest is Client.ProfileDigest() after a successful register
-	// (Register, Sync or a reconciliation), at any version, for change
-	// detection; "" when no register succeeded.
+	// ProfileDigest is the digest (Client.ProfileDigest) of the profile the
+	// successful register of this call (Register, Sync or a
+	// reconciliation) stood for, at any version, for change detection; ""
+	// when no register succeeded.
 	ProfileDigest string
 	// Requests counts signed requests sent.
 	Requests int
@@ -423,13 +454,17 @@ type wireTelemetry struct {
 	ParticipatingInstanceCount int64 `json:"participating_instance_count"`
 }
 
-// body builds the exact compact JSON for (v, op).
-func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, error) {
+// body builds the exact compact JSON for (v, op) and, for a register, the
+// digest of the profile it stands for (at every version: the digest is
+// change detection for the configured profile, not for the wire bytes).
+func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, string, error) {
 	b := wireBody{ProtocolVersion: int(v), Operation: op, RelayActor: c.cfg.Actor}
+	var digest string
 	if op == OpRegister {
 		b.PublicBaseURL = c.cfg.PublicBaseURL
+		var p Profile
+		p, digest = c.currentProfile()
 		if v >= V2 {
-			p := c.profile
 			b.Profile = &p
 		}
 	}
@@ -440,23 +475,24 @@ func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, err
 			c.cfg.Logger.Debug("directory: telemetry unknown; omitted")
 		}
 	}
-	return json.Marshal(b)
+	out, err := json.Marshal(b)
+	return out, digest, err
 }
 
 // newRequest builds and signs a fresh lifecycle request: new nonce, new
 // created time, new signature. Nothing is ever re-sent.
-func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Operation) (*http.Request, error) {
-	body, err := c.body(ctx, v, op)
+func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Operation) (*http.Request, string, error) {
+	body, digest, err := c.body(ctx, v, op)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, origin+op.Path(v), bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
 	nonce, err := c.cfg.Nonce()
 	if err != nil || nonce == "" {
-		return nil, fmt.Errorf("%w: no nonce", ErrSigning)
+		return nil, "", fmt.Errorf("%w: no nonce", ErrSigning)
 	}
 	created := c.cfg.Now().UTC().Truncate(time.Second)
 	req.Header.Set("Content-Type", "application/json")
@@ -473,25 +509,29 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 		Expires:    created.Add(SignatureLifetime),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
-	return req, nil
+	return req, digest, nil
 }
 
-// once performs one signed attempt.
-func (c *Client) once(ctx context.Context, origin string, v Version, op Operation) (Outcome, int, error) {
+// once performs one signed attempt. A successful register reports the
+// digest of the profile it sent.
+func (c *Client) once(ctx context.Context, origin string, v Version, op Operation) (Outcome, int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, origin, v, op)
+	req, digest, err := c.newRequest(ctx, origin, v, op)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	sc, h, body, err := c.exchange(ctx, req)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	out, err := decodeLifecycle(v, op, c.cfg.Actor, sc, h, body, c.cfg.Now())
-	return out, sc, err
+	if err != nil {
+		digest = ""
+	}
+	return out, sc, digest, err
 }
 
 // call runs one operation with the retry policy: only retryable classes
@@ -506,11 +546,14 @@ func (c *Client) call(ctx context.Context, origin string, v Version, op Operatio
 		maxWait = opts.MaxRetryWait
 	}
 	for n := 1; ; n++ {
-		out, sc, err := c.once(ctx, origin, v, op)
+		out, sc, digest, err := c.once(ctx, origin, v, op)
 		if !errors.Is(err, ErrSigning) {
 			res.Requests++
 		}
 		res.Operation, res.StatusCode, res.Completed = op, sc, c.cfg.Now()
+		if digest != "" {
+			res.ProfileDigest = digest
+		}
 		if err == nil || ClassOf(err) != ClassRetryable || n >= attempts {
 			return out, err
 		}
@@ -571,7 +614,6 @@ func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (*
 		return res, err
 	}
 	res.Outcome, res.RegisterOutcome = out, out
-	res.ProfileDigest = c.digest
 	return res, nil
 }
 
@@ -596,7 +638,6 @@ func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (
 		return res, err
 	}
 	res.RegisterOutcome = reg
-	res.ProfileDigest = c.digest
 	out, err = c.call(ctx, origin, v, OpHeartbeat, single, res)
 	res.Outcome = out
 	return res, err

@@ -181,3 +181,9 @@ func (e *schedEnv) preRegister() {
 func (c *countingLifecycle) SetDirectories(es []directory.Entry) error {
 	return c.Lifecycle.(interface{ SetDirectories([]directory.Entry) error }).SetDirectories(es)
 }
+
+// SetProfile forwards to the client, so the scheduler can apply the file's
+// profile.
+func (c *countingLifecycle) SetProfile(p directory.Profile) error {
+	return c.Lifecycle.(interface{ SetProfile(directory.Profile) error }).SetProfile(p)
+}
