@@ -23,6 +23,7 @@ import (
 
 // Defaults for Config.
 const (
+	// MaxAttemptsDefault is also the most attempts any call makes.
 	MaxAttemptsDefault  = 3
 	MaxRetryWaitDefault = 30 * time.Second
 	BackoffDefault      = 250 * time.Millisecond
@@ -74,8 +75,9 @@ type Config struct {
 	// Timeout bounds each request; values above TimeoutDefault are capped.
 	// Defaults to TimeoutDefault (15 s).
 	Timeout time.Duration
-	// MaxAttempts bounds attempts for retryable failures. Defaults to
-	// MaxAttemptsDefault (3).
+	// MaxAttempts bounds attempts for retryable failures; values above
+	// MaxAttemptsDefault are capped to it, the seed's "at most three
+	// attempts". Defaults to MaxAttemptsDefault (3).
 	MaxAttempts int
 	// MaxRetryWait is the longest remote Retry-After waited out in-process;
 	// a longer one returns at once with RetryAt set. Defaults to
@@ -151,7 +153,7 @@ func (c *Client) withDefaults() error {
 	if cfg.Timeout <= 0 || cfg.Timeout > TimeoutDefault {
 		cfg.Timeout = TimeoutDefault
 	}
-	if cfg.MaxAttempts <= 0 {
+	if cfg.MaxAttempts <= 0 || cfg.MaxAttempts > MaxAttemptsDefault {
 		cfg.MaxAttempts = MaxAttemptsDefault
 	}
 	if cfg.MaxRetryWait == 0 {
@@ -291,8 +293,9 @@ func (c *Client) entry(origin string, anyState bool) error {
 type CallOpts struct {
 	// Version to speak. Zero reads the status document and negotiates.
 	Version Version
-	// MaxAttempts overrides Config.MaxAttempts; 1 makes a single attempt
-	// (a scheduler doing its own backoff).
+	// MaxAttempts overrides Config.MaxAttempts, capped at
+	// MaxAttemptsDefault; 1 makes a single attempt (a scheduler doing its
+	// own backoff).
 	MaxAttempts int
 	// MaxRetryWait overrides Config.MaxRetryWait; negative never waits
 	// out a Retry-After in-process.
@@ -540,7 +543,7 @@ func (c *Client) once(ctx context.Context, origin string, v Version, op Operatio
 func (c *Client) call(ctx context.Context, origin string, v Version, op Operation, opts *CallOpts, res *Result) (Outcome, error) {
 	attempts, maxWait := c.cfg.MaxAttempts, c.cfg.MaxRetryWait
 	if opts != nil && opts.MaxAttempts > 0 {
-		attempts = opts.MaxAttempts
+		attempts = min(opts.MaxAttempts, MaxAttemptsDefault)
 	}
 	if opts != nil && opts.MaxRetryWait != 0 {
 		maxWait = opts.MaxRetryWait

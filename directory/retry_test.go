@@ -206,3 +206,36 @@ func contains(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// TestMaxAttemptsCappedAtThree: the seed gives transport and internal_error
+// failures "at most three attempts"; a larger Config.MaxAttempts or
+// CallOpts.MaxAttempts is capped there.
+func TestMaxAttemptsCappedAtThree(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cfg, call   int
+		wantAttempt int
+	}{
+		{"config 10", 10, 0, 3},
+		{"call 10", 0, 10, 3},
+		{"config 10, call 2", 10, 2, 2},
+		{"call 1", 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, nil, nil)
+				f := &flaky{inner: b.d.Doer(), fail: 100}
+				cfg := withHTTP(b.cfg, f)
+				cfg.MaxAttempts = tc.cfg
+				c, err := directory.New(testKey(t), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.Register(context.Background(), b.d.Origin(), &directory.CallOpts{Version: directory.V1, MaxAttempts: tc.call})
+				if directory.ClassOf(err) != directory.ClassRetryable || f.calls != tc.wantAttempt {
+					t.Fatalf("%v after %d calls, want %d", err, f.calls, tc.wantAttempt)
+				}
+			})
+		})
+	}
+}
