@@ -168,6 +168,93 @@ func TestCrashAtEachStep(t *testing.T) {
 			if !bytes.Equal(read(t, path), want) {
 				t.Fatal("re-run did not reach the new file")
 			}
+			// and leaves nothing behind: no temporary file of either run,
+			// and a backup that is the original, not the live file.
+			assertOnly(t, path, BackupPath(path))
+			if !bytes.Equal(read(t, BackupPath(path)), src) {
+				t.Fatal("backup is not the original after recovery")
+			}
+			if a, b := mustStat(t, path), mustStat(t, BackupPath(path)); a.Ino == b.Ino {
+				t.Fatal("backup is still a hard link of the live file")
+			}
+		})
+	}
+}
+
+// assertOnly fails unless path's directory holds exactly the given files.
+func assertOnly(t *testing.T, paths ...string) {
+	t.Helper()
+	des, err := os.ReadDir(filepath.Dir(paths[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[filepath.Base(p)] = true
+	}
+	for _, de := range des {
+		if !want[de.Name()] {
+			t.Errorf("leftover file %s", de.Name())
+		}
+	}
+	if len(des) != len(paths) {
+		t.Errorf("%d files, want %d", len(des), len(paths))
+	}
+}
+
+// TestBackupAlreadyLinked: a crash after the backup step leaves the backup
+// hard-linked to the live file. The next run neither links it again (a
+// rename of the new link onto the same inode is a no-op that would leave
+// `.config.yml.bak.<hex>.tmp` behind) nor loses the original.
+func TestBackupAlreadyLinked(t *testing.T) {
+	t.Parallel()
+	path, src := setupFile(t, 0o644)
+	if err := os.Link(path, BackupPath(path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Disable(path, target, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertOnly(t, path, BackupPath(path))
+	if !bytes.Equal(read(t, BackupPath(path)), src) {
+		t.Fatal("backup is not the original")
+	}
+}
+
+// TestSweepsStaleTemps: temporary siblings an earlier crashed edit left
+// (`.config.yml.<random>.tmp`, `.config.yml.bak.<hex>.tmp`) are removed at
+// the start of the next edit, also when that edit finds nothing to change;
+// other files are not touched.
+func TestSweepsStaleTemps(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Disable", "DisableUnchanged", "Remove"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path, _ := setupFile(t, 0o644)
+			dir := filepath.Dir(path)
+			if name == "DisableUnchanged" {
+				if _, err := Disable(path, target, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keep := []string{path, filepath.Join(dir, "other.yml"), filepath.Join(dir, ".config.yml.tmp"),
+				filepath.Join(dir, ".other.yml.1.tmp"), filepath.Join(dir, "config.yml.1.tmp")}
+			for _, f := range append(keep[1:], filepath.Join(dir, ".config.yml.123456.tmp"),
+				filepath.Join(dir, ".config.yml.bak.0123456789abcdef.tmp")) {
+				if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			if name == "Remove" {
+				_, err = Remove(path, target, nil)
+			} else {
+				_, err = Disable(path, target, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertOnly(t, append(keep, BackupPath(path))...)
 		})
 	}
 }
