@@ -579,7 +579,9 @@ func (c *Client) call(ctx context.Context, origin string, v Version, op Operatio
 
 // version resolves the version to speak: the requested one, or the
 // negotiated one from a fresh status read. A status failure is returned
-// as is; it is never a reason to fall back.
+// as is; it is never a reason to fall back. A status reporting lifecycle
+// off is a *LifecycleOffError: signing a request the Directory can only
+// refuse with 503 lifecycle_unavailable is pointless.
 func (c *Client) version(ctx context.Context, origin string, opts *CallOpts) (Version, error) {
 	if opts != nil && opts.Version != 0 {
 		if !opts.Version.Valid() {
@@ -589,6 +591,9 @@ func (c *Client) version(ctx context.Context, origin string, opts *CallOpts) (Ve
 	}
 	st, err := c.Status(ctx, origin)
 	if err != nil {
+		return 0, err
+	}
+	if err := lifecycleOff(st); err != nil {
 		return 0, err
 	}
 	return st.Negotiate(), nil
@@ -667,6 +672,9 @@ func (c *Client) Sync(ctx context.Context, origin string, opts *CallOpts) (*Resu
 	}
 	st, err := c.Status(ctx, origin)
 	if err != nil {
+		return nil, err
+	}
+	if err := lifecycleOff(st); err != nil {
 		return nil, err
 	}
 	v := st.Negotiate()

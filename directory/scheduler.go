@@ -362,6 +362,8 @@ func diagnose(err error) (Diagnostic, ErrorCode) {
 	var ie *InvalidResponseError
 	var te *TransportError
 	switch {
+	case errors.Is(err, ErrLifecycleOff):
+		return DiagStatus, CodeLifecycleUnavailable
 	case errors.As(err, &re):
 		return DiagDirectory, re.Code
 	case errors.As(err, &ie):

@@ -184,7 +184,14 @@ func directoryRemoteStatus(ctx context.Context, lc *directory.Client, origin str
 		vs = append(vs, v.String())
 	}
 	fmt.Fprintf(tw, "protocols\t%s\n", strings.Join(vs, ", "))
-	if v := s.Negotiate(); v.Valid() {
+	if !s.LifecycleEnabled || !s.LifecycleAvailable {
+		// Negotiation is moot: every lifecycle call would be refused.
+		why := "disabled"
+		if s.LifecycleEnabled {
+			why = "unavailable"
+		}
+		fmt.Fprintf(tw, "would use\tnone (lifecycle %s at this Directory; register, heartbeat and sync send nothing)\n", why)
+	} else if v := s.Negotiate(); v.Valid() {
 		fmt.Fprintf(tw, "would use\t%s\n", v)
 	} else {
 		fmt.Fprintf(tw, "would use\tnone (no protocol in common)\n")
@@ -201,6 +208,16 @@ func directoryManual(ctx context.Context, ap *app, lc *directory.Client, cmd dir
 		opts.Store, opts.Relay = ap.dirState, ap.cfg.ActorURL()
 	}
 	res, err := directory.RunManual(ctx, lc, cmd, origin, opts)
+	if err != nil && res != nil && res.Reconciled {
+		// The heartbeat itself was answered relay_not_registered; say which
+		// step of the one permitted reconciliation failed.
+		if res.Operation == directory.OpRegister {
+			fmt.Fprintf(e.stderr, "%s %s: the Directory answered relay_not_registered, so the relay re-registered once, and that register failed:\n", cmd, origin)
+			return reportError(e, "register", origin, err)
+		}
+		fmt.Fprintf(e.stderr, "%s %s: the Directory answered relay_not_registered; the relay re-registered (registration %s) but the final heartbeat failed:\n", cmd, origin, dash(string(res.RegisterOutcome)))
+		return reportError(e, "heartbeat", origin, err)
+	}
 	if err != nil {
 		return reportError(e, string(cmd), origin, err)
 	}
@@ -275,6 +292,17 @@ func reportError(e *env, op, origin string, err error) int {
 	case errors.Is(err, directory.ErrUnregisterPending):
 		fmt.Fprintf(e.stderr, "%s %s: the entry is disabled locally but the Directory did not confirm (unregister-pending): %v\n", op, origin, err)
 		return exitTempFail
+	case errors.Is(err, directory.ErrLifecycleOff):
+		var lo *directory.LifecycleOffError
+		why := "off"
+		if errors.As(err, &lo) {
+			why = "disabled (lifecycle_enabled: false)"
+			if lo.Enabled {
+				why = "unavailable (lifecycle_available: false)"
+			}
+		}
+		fmt.Fprintf(e.stderr, "%s %s: not sent: the Directory's status document reports its lifecycle service %s; try again once the Directory's operator enables it\n", op, origin, why)
+		return exitFailed
 	case errors.Is(err, directory.ErrDisabled):
 		fmt.Fprintf(e.stderr, "%s %s: the entry is disabled in the configuration; set enabled: true first\n", op, origin)
 		return exitConfig

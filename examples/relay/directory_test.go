@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -336,4 +337,39 @@ func TestWritable(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "x: 1\n" {
 		t.Errorf("the probe changed the file: %q", b)
 	}
+}
+
+// TestDirectoryCommandWording: what the operator reads names the step that
+// failed and why nothing was sent.
+func TestDirectoryCommandWording(t *testing.T) {
+	t.Run("reconciliation register refused", func(t *testing.T) {
+		d, _, relay := dirSetup(t)
+		d.SetEnrollment(false) // never registered, and first registration closed
+		code, _, errs := relay("directory", "heartbeat", d.Origin())
+		if code != exitFailed || !strings.Contains(errs, "relay_not_registered") ||
+			!strings.Contains(errs, "register "+d.Origin()+": refused: HTTP 403 enrollment_closed") {
+			t.Fatalf("exit %d; want %d, naming the register as refused:\n%s", code, exitFailed, errs)
+		}
+		if strings.Contains(errs, "heartbeat "+d.Origin()+": refused") {
+			t.Errorf("the refusal is blamed on the heartbeat:\n%s", errs)
+		}
+	})
+	t.Run("lifecycle off: register and sync send nothing", func(t *testing.T) {
+		d, _, relay := dirSetup(t)
+		d.SetLifecycleAvailable(false)
+		for _, cmd := range []string{"register", "sync", "heartbeat"} {
+			code, _, errs := relay("directory", cmd, d.Origin())
+			if code != exitFailed || !strings.Contains(errs, "not sent") || !strings.Contains(errs, "lifecycle") {
+				t.Errorf("%s: exit %d; want %d saying nothing was sent:\n%s", cmd, code, exitFailed, errs)
+			}
+		}
+		if n := len(d.Requests()); n != 0 {
+			t.Errorf("%d signed requests reached the Directory", n)
+		}
+		code, out, errs := relay("directory", "status", d.Origin())
+		if code != exitOK || !strings.Contains(out, "lifecycle") || regexp.MustCompile(`would use\s+v\d`).MatchString(out) ||
+			!strings.Contains(out, "none (lifecycle") {
+			t.Errorf("status: exit %d; want lifecycle unavailable, not a protocol:\n%s%s", code, out, errs)
+		}
+	})
 }
