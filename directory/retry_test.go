@@ -239,3 +239,39 @@ func TestMaxAttemptsCappedAtThree(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimitedByFakeDirectory: the fake's real-server buckets drive the
+// client's 429 handling. A source limit's Retry-After: 1 is waited out and
+// the fresh attempt succeeds; an actor limit's longer Retry-After (53 s
+// here) is beyond the interactive 30 s, so the call returns at once with
+// RetryAt set.
+func TestRateLimitedByFakeDirectory(t *testing.T) {
+	t.Run("source limit waited out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t, &directorytest.Config{EnrollmentOpen: true, SourceRateBurst: 1}, nil)
+			v1 := &directory.CallOpts{Version: directory.V1}
+			if _, err := b.c.Register(context.Background(), b.d.Origin(), v1); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			res, err := b.c.Register(context.Background(), b.d.Origin(), v1)
+			if err != nil || res.Requests != 2 || time.Since(start) != time.Second {
+				t.Fatalf("%v after %d requests and %v", err, res.Requests, time.Since(start))
+			}
+		})
+	})
+	t.Run("actor limit returned", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t, &directorytest.Config{EnrollmentOpen: true, ActorRateBurst: 1}, nil)
+			v1 := &directory.CallOpts{Version: directory.V1}
+			b.c.Register(context.Background(), b.d.Origin(), v1)
+			time.Sleep(7 * time.Second)
+			res, err := b.c.Register(context.Background(), b.d.Origin(), v1)
+			var re *directory.ResponseError
+			if !errors.As(err, &re) || re.Code != directory.CodeRateLimited || re.RetryAfter != 53*time.Second ||
+				!re.RetryAt.Equal(time.Now().Add(53*time.Second)) || res.Requests != 1 {
+				t.Fatalf("%v (%+v)", err, re)
+			}
+		})
+	})
+}

@@ -354,6 +354,20 @@ func TestDirectoryCommandWording(t *testing.T) {
 			t.Errorf("the refusal is blamed on the heartbeat:\n%s", errs)
 		}
 	})
+	t.Run("suspended and not registered", func(t *testing.T) {
+		// As the real server answers: 409 to the heartbeat, then 403 to
+		// the one reconciliation register.
+		d, _, relay := dirSetup(t)
+		d.Suspend(relayActor, true)
+		code, _, errs := relay("directory", "heartbeat", d.Origin())
+		if code != exitFailed || !strings.Contains(errs, "relay_not_registered") ||
+			!strings.Contains(errs, "register "+d.Origin()+": refused: HTTP 403 relay_suspended") {
+			t.Fatalf("exit %d:\n%s", code, errs)
+		}
+		if got := len(d.Requests()); got != 2 {
+			t.Errorf("%d requests, want heartbeat and register only", got)
+		}
+	})
 	t.Run("lifecycle off: register and sync send nothing", func(t *testing.T) {
 		d, _, relay := dirSetup(t)
 		d.SetLifecycleAvailable(false)
