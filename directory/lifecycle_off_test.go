@@ -69,7 +69,7 @@ func TestSchedulerLifecycleOff(t *testing.T) {
 			t.Fatalf("%d signed requests", n)
 		}
 		r := e.record()
-		if r.Code != directory.CodeLifecycleUnavailable || r.Diagnostic != directory.DiagStatus || r.RetryAt.Sub(time.Now()) < directory.HeartbeatInterval {
+		if r.Code != directory.CodeLifecycleUnavailable || r.Diagnostic != directory.DiagStatus || time.Until(r.RetryAt) < directory.HeartbeatInterval {
 			t.Fatalf("record %+v", r)
 		}
 	})
