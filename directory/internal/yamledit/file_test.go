@@ -265,3 +265,47 @@ func TestStepString(t *testing.T) {
 		t.Fatal("Step.String")
 	}
 }
+
+// TestCrashTwiceThenRecover: two crashed edits in a row, at any pair of
+// steps, then a clean one: the config is the intended edit, the backup is
+// the original on its own inode, and nothing else is left in the
+// directory.
+func TestCrashTwiceThenRecover(t *testing.T) {
+	t.Parallel()
+	steps := []Step{StepBeforeTempWrite, StepAfterTempWrite, StepAfterBackup, StepAfterRename}
+	for _, first := range steps {
+		for _, second := range steps {
+			t.Run(first.String()+"/"+second.String(), func(t *testing.T) {
+				t.Parallel()
+				path, src := setupFile(t, 0o640)
+				want, _ := DisableBytes(src, target)
+				for _, at := range []Step{first, second} {
+					_, err := Disable(path, target, &Opts{Hook: func(s Step) error {
+						if s == at {
+							return errCrash
+						}
+						return nil
+					}})
+					// A run that finds the edit already made has nothing to
+					// crash in.
+					if err != nil && !errors.Is(err, errCrash) {
+						t.Fatal(err)
+					}
+					if got := read(t, path); !bytes.Equal(got, src) && !bytes.Equal(got, want) {
+						t.Fatalf("config is neither the original nor the edit:\n%s", got)
+					}
+				}
+				if _, err := Disable(path, target, nil); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(read(t, path), want) || !bytes.Equal(read(t, BackupPath(path)), src) {
+					t.Fatal("config or backup wrong after recovery")
+				}
+				if a, b := mustStat(t, path), mustStat(t, BackupPath(path)); a.Ino == b.Ino {
+					t.Fatal("backup shares the live file's inode")
+				}
+				assertOnly(t, path, BackupPath(path))
+			})
+		}
+	}
+}
