@@ -239,6 +239,7 @@ func directoryUnregister(ctx context.Context, ap *app, lc *directory.Client, ori
 		// A read-only file (runDirectory refused a writable one): the
 		// operator manages configuration at its source and has disabled the
 		// entry there; this copy cannot be edited.
+		fmt.Fprintf(e.stderr, "warning: %s is read-only and is not edited; it must say enabled: false for %s (from its source) before the relay restarts\n", ap.cfg.Path, origin)
 		opts.ConfigFile = ""
 	}
 	rep, err := directory.Unregister(ctx, lc, origin, opts)
