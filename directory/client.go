@@ -23,6 +23,7 @@ import (
 
 // Defaults for Config.
 const (
+	// MaxAttemptsDefault is also the most attempts any call makes.
 	MaxAttemptsDefault  = 3
 	MaxRetryWaitDefault = 30 * time.Second
 	BackoffDefault      = 250 * time.Millisecond
@@ -74,8 +75,9 @@ type Config struct {
 	// Timeout bounds each request; values above TimeoutDefault are capped.
 	// Defaults to TimeoutDefault (15 s).
 	Timeout time.Duration
-	// MaxAttempts bounds attempts for retryable failures. Defaults to
-	// MaxAttemptsDefault (3).
+	// MaxAttempts bounds attempts for retryable failures; values above
+	// MaxAttemptsDefault are capped to it, the seed's "at most three
+	// attempts". Defaults to MaxAttemptsDefault (3).
 	MaxAttempts int
 	// MaxRetryWait is the longest remote Retry-After waited out in-process;
 	// a longer one returns at once with RetryAt set. Defaults to
@@ -97,13 +99,13 @@ type Config struct {
 // Client speaks the Directory lifecycle protocol v1-v3 for one relay
 // identity. It is safe for concurrent use.
 type Client struct {
-	key     crypto.Signer
-	cfg     Config
-	profile Profile
-	digest  string
+	key crypto.Signer
+	cfg Config
 
-	mu   sync.Mutex
-	dirs []Entry
+	mu      sync.Mutex
+	dirs    []Entry
+	profile Profile // normalised; replaced by SetProfile
+	digest  string
 }
 
 // New builds a Client signing with key, the relay actor's RSA key (at
@@ -145,15 +147,13 @@ func (c *Client) withDefaults() error {
 	if err := c.SetDirectories(cfg.Directories); err != nil {
 		return err
 	}
-	p, err := cfg.Profile.Normalize()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := c.SetProfile(cfg.Profile); err != nil {
+		return err
 	}
-	c.profile, c.digest = p, p.Digest()
 	if cfg.Timeout <= 0 || cfg.Timeout > TimeoutDefault {
 		cfg.Timeout = TimeoutDefault
 	}
-	if cfg.MaxAttempts <= 0 {
+	if cfg.MaxAttempts <= 0 || cfg.MaxAttempts > MaxAttemptsDefault {
 		cfg.MaxAttempts = MaxAttemptsDefault
 	}
 	if cfg.MaxRetryWait == 0 {
@@ -236,11 +236,43 @@ func (c *Client) Directories() []Entry {
 	return append([]Entry(nil), c.dirs...)
 }
 
+// SetProfile replaces the profile sent on v2/v3 register (after a
+// configuration reload), normalising it strictly as New does. The
+// Scheduler calls it with the profile of every file it reads, so an edited
+// DIRECTORY_PROFILE registers without a restart.
+func (c *Client) SetProfile(p Profile) error {
+	n, err := p.Normalize()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	d := n.Digest()
+	c.mu.Lock()
+	c.profile, c.digest = n, d
+	c.mu.Unlock()
+	return nil
+}
+
 // Profile returns the normalised profile sent on v2/v3 register.
-func (c *Client) Profile() Profile { return c.profile }
+func (c *Client) Profile() Profile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.profile
+}
 
 // ProfileDigest returns the hex SHA-256 of the normalised profile.
-func (c *Client) ProfileDigest() string { return c.digest }
+func (c *Client) ProfileDigest() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.digest
+}
+
+// currentProfile is the profile and digest one request body carries, read
+// together so a concurrent SetProfile cannot split them.
+func (c *Client) currentProfile() (Profile, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.profile, c.digest
+}
 
 // entry checks that origin is configured and, unless anyState, enabled.
 func (c *Client) entry(origin string, anyState bool) error {
@@ -261,8 +293,9 @@ func (c *Client) entry(origin string, anyState bool) error {
 type CallOpts struct {
 	// Version to speak. Zero reads the status document and negotiates.
 	Version Version
-	// MaxAttempts overrides Config.MaxAttempts; 1 makes a single attempt
-	// (a scheduler doing its own backoff).
+	// MaxAttempts overrides Config.MaxAttempts, capped at
+	// MaxAttemptsDefault; 1 makes a single attempt (a scheduler doing its
+	// own backoff).
 	MaxAttempts int
 	// MaxRetryWait overrides Config.MaxRetryWait; negative never waits
 	// out a Retry-After in-process.
@@ -286,9 +319,10 @@ type Result struct {
 	// RegisterOutcome is the register outcome of Sync, Register or a
 	// reconciliation, else "".
 	RegisterOutcome Outcome
-	// ProfileDigest is Client.ProfileDigest() after a successful register
-	// (Register, Sync or a reconciliation), at any version, for change
-	// detection; "" when no register succeeded.
+	// ProfileDigest is the digest (Client.ProfileDigest) of the profile the
+	// successful register of this call (Register, Sync or a
+	// reconciliation) stood for, at any version, for change detection; ""
+	// when no register succeeded.
 	ProfileDigest string
 	// Requests counts signed requests sent.
 	Requests int
@@ -423,13 +457,17 @@ type wireTelemetry struct {
 	ParticipatingInstanceCount int64 `json:"participating_instance_count"`
 }
 
-// body builds the exact compact JSON for (v, op).
-func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, error) {
+// body builds the exact compact JSON for (v, op) and, for a register, the
+// digest of the profile it stands for (at every version: the digest is
+// change detection for the configured profile, not for the wire bytes).
+func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, string, error) {
 	b := wireBody{ProtocolVersion: int(v), Operation: op, RelayActor: c.cfg.Actor}
+	var digest string
 	if op == OpRegister {
 		b.PublicBaseURL = c.cfg.PublicBaseURL
+		var p Profile
+		p, digest = c.currentProfile()
 		if v >= V2 {
-			p := c.profile
 			b.Profile = &p
 		}
 	}
@@ -440,23 +478,24 @@ func (c *Client) body(ctx context.Context, v Version, op Operation) ([]byte, err
 			c.cfg.Logger.Debug("directory: telemetry unknown; omitted")
 		}
 	}
-	return json.Marshal(b)
+	out, err := json.Marshal(b)
+	return out, digest, err
 }
 
 // newRequest builds and signs a fresh lifecycle request: new nonce, new
 // created time, new signature. Nothing is ever re-sent.
-func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Operation) (*http.Request, error) {
-	body, err := c.body(ctx, v, op)
+func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Operation) (*http.Request, string, error) {
+	body, digest, err := c.body(ctx, v, op)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, origin+op.Path(v), bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
 	nonce, err := c.cfg.Nonce()
 	if err != nil || nonce == "" {
-		return nil, fmt.Errorf("%w: no nonce", ErrSigning)
+		return nil, "", fmt.Errorf("%w: no nonce", ErrSigning)
 	}
 	created := c.cfg.Now().UTC().Truncate(time.Second)
 	req.Header.Set("Content-Type", "application/json")
@@ -473,25 +512,29 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 		Expires:    created.Add(SignatureLifetime),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSigning, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrSigning, err)
 	}
-	return req, nil
+	return req, digest, nil
 }
 
-// once performs one signed attempt.
-func (c *Client) once(ctx context.Context, origin string, v Version, op Operation) (Outcome, int, error) {
+// once performs one signed attempt. A successful register reports the
+// digest of the profile it sent.
+func (c *Client) once(ctx context.Context, origin string, v Version, op Operation) (Outcome, int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, origin, v, op)
+	req, digest, err := c.newRequest(ctx, origin, v, op)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	sc, h, body, err := c.exchange(ctx, req)
 	if err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	out, err := decodeLifecycle(v, op, c.cfg.Actor, sc, h, body, c.cfg.Now())
-	return out, sc, err
+	if err != nil {
+		digest = ""
+	}
+	return out, sc, digest, err
 }
 
 // call runs one operation with the retry policy: only retryable classes
@@ -500,17 +543,20 @@ func (c *Client) once(ctx context.Context, origin string, v Version, op Operatio
 func (c *Client) call(ctx context.Context, origin string, v Version, op Operation, opts *CallOpts, res *Result) (Outcome, error) {
 	attempts, maxWait := c.cfg.MaxAttempts, c.cfg.MaxRetryWait
 	if opts != nil && opts.MaxAttempts > 0 {
-		attempts = opts.MaxAttempts
+		attempts = min(opts.MaxAttempts, MaxAttemptsDefault)
 	}
 	if opts != nil && opts.MaxRetryWait != 0 {
 		maxWait = opts.MaxRetryWait
 	}
 	for n := 1; ; n++ {
-		out, sc, err := c.once(ctx, origin, v, op)
+		out, sc, digest, err := c.once(ctx, origin, v, op)
 		if !errors.Is(err, ErrSigning) {
 			res.Requests++
 		}
 		res.Operation, res.StatusCode, res.Completed = op, sc, c.cfg.Now()
+		if digest != "" {
+			res.ProfileDigest = digest
+		}
 		if err == nil || ClassOf(err) != ClassRetryable || n >= attempts {
 			return out, err
 		}
@@ -533,7 +579,9 @@ func (c *Client) call(ctx context.Context, origin string, v Version, op Operatio
 
 // version resolves the version to speak: the requested one, or the
 // negotiated one from a fresh status read. A status failure is returned
-// as is; it is never a reason to fall back.
+// as is; it is never a reason to fall back. A status reporting lifecycle
+// off is a *LifecycleOffError: signing a request the Directory can only
+// refuse with 503 lifecycle_unavailable is pointless.
 func (c *Client) version(ctx context.Context, origin string, opts *CallOpts) (Version, error) {
 	if opts != nil && opts.Version != 0 {
 		if !opts.Version.Valid() {
@@ -543,6 +591,9 @@ func (c *Client) version(ctx context.Context, origin string, opts *CallOpts) (Ve
 	}
 	st, err := c.Status(ctx, origin)
 	if err != nil {
+		return 0, err
+	}
+	if err := lifecycleOff(st); err != nil {
 		return 0, err
 	}
 	return st.Negotiate(), nil
@@ -571,7 +622,6 @@ func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (*
 		return res, err
 	}
 	res.Outcome, res.RegisterOutcome = out, out
-	res.ProfileDigest = c.digest
 	return res, nil
 }
 
@@ -596,7 +646,6 @@ func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (
 		return res, err
 	}
 	res.RegisterOutcome = reg
-	res.ProfileDigest = c.digest
 	out, err = c.call(ctx, origin, v, OpHeartbeat, single, res)
 	res.Outcome = out
 	return res, err
@@ -623,6 +672,9 @@ func (c *Client) Sync(ctx context.Context, origin string, opts *CallOpts) (*Resu
 	}
 	st, err := c.Status(ctx, origin)
 	if err != nil {
+		return nil, err
+	}
+	if err := lifecycleOff(st); err != nil {
 		return nil, err
 	}
 	v := st.Negotiate()

@@ -351,6 +351,13 @@ func (p *loader) profile(n ast.Node) (Profile, error) {
 		}
 		switch k {
 		case "participation_mode":
+			// The one profile value that is not merely optional metadata:
+			// a non-string is an error, not a warning and unset.
+			switch mv.Value.(type) {
+			case *ast.NullNode, *ast.StringNode, *ast.LiteralNode:
+			default:
+				return Profile{}, p.errf(mv.Key, "%s.participation_mode must be open, restricted or closed (a string)", KeyProfile)
+			}
 			str(mv.Value, k, &raw.ParticipationMode)
 			switch strings.TrimSpace(raw.ParticipationMode) {
 			case "", ParticipationOpen, ParticipationRestricted, ParticipationClosed:

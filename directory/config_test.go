@@ -194,3 +194,37 @@ func TestLoadEnv(t *testing.T) {
 		t.Fatalf("empty env: %+v %v %v", s, w, err)
 	}
 }
+
+// TestParseConfigParticipationModeNotString: participation_mode accepts
+// only open, restricted or closed (seed), so a number, a boolean, a list or
+// a mapping is a configuration error naming its line, not a warning.
+func TestParseConfigParticipationModeNotString(t *testing.T) {
+	t.Parallel()
+	for name, v := range map[string]string{
+		"integer":    "5",
+		"boolean":    "true",
+		"float":      "1.5",
+		"flow list":  "[open]",
+		"block list": "\n    - open",
+		"mapping":    "{mode: open}",
+	} {
+		y := "DIRECTORIES: []\nDIRECTORY_PROFILE:\n  availability: public\n  participation_mode: " + v + "\n"
+		for _, strict := range []bool{false, true} {
+			_, _, err := directory.ParseConfig([]byte(y), &directory.LoadOpts{Strict: strict})
+			if !errors.Is(err, directory.ErrConfig) || errors.Is(err, directory.ErrStrictWarnings) {
+				t.Errorf("%s (strict %v): err = %v, want ErrConfig", name, strict, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "participation_mode") {
+				t.Errorf("%s: error %q does not name participation_mode and line 4", name, err)
+			}
+		}
+	}
+	// Unset stays allowed: an empty value is the explicit empty one.
+	for _, v := range []string{"", "null", `""`, "open"} {
+		y := "DIRECTORY_PROFILE:\n  participation_mode: " + v + "\n"
+		if _, w, err := directory.ParseConfig([]byte(y), nil); err != nil || len(w) != 0 {
+			t.Errorf("participation_mode: %s: err %v, warnings %v", v, err, w)
+		}
+	}
+}

@@ -24,12 +24,14 @@
 //     final heartbeat.
 //   - Containment: requests go through the guarded client package with the
 //     Directory address policy (ClientConfig: loopback, link-local,
-//     unspecified and multicast refused, private ranges allowed for split
-//     DNS), no redirects, a 16 KiB body cap, compression off, exact
+//     unspecified and multicast refused, also inside IPv4-compatible, NAT64
+//     and 6to4 addresses; everything else allowed, private split DNS and
+//     NAT64 included), no redirects, a 16 KiB body cap, compression off, exact
 //     application/json and strict JSON. Errors are closed: *ResponseError
 //     (code, status, Retry-After), *InvalidResponseError (a Reason) or
 //     *TransportError; no remote text survives. ClassOf says whether to
-//     retry.
+//     retry. A status document reporting lifecycle off stops a negotiated
+//     call before any signed request (*LifecycleOffError).
 //   - State: the local status vocabulary (State: configured, registered,
 //     heartbeat-current, retrying, disabled, unregister-pending), derived
 //     for each entry by LocalState and LocalStatus.
@@ -37,7 +39,8 @@
 // Scheduler, state and unregister: a Scheduler (NewScheduler, then Run in
 // its own goroutine of the relay's server process, never its workers) keeps
 // registrations healthy. It re-reads the YAML file at least once a minute
-// and sends nothing unless DIRECTORY_SCHEDULER_ENABLED is true there; each
+// (entries, gate and DIRECTORY_PROFILE, handed to the client) and sends
+// nothing unless DIRECTORY_SCHEDULER_ENABLED is true there; each
 // enabled entry gets one reconciliation at startup, a heartbeat every 24 h
 // plus a stable jitter of up to 2 h, a register when the profile digest
 // changes, and backoff from 30 s to 15 min (longer only for a Retry-After,
@@ -83,5 +86,37 @@
 //	rep, err := directory.Unregister(ctx, c, "https://directory.example",
 //		&directory.UnregisterOpts{ConfigFile: "/etc/relay/config.yml", Store: store})
 //
-// Package directorytest provides a faithful fake Directory for tests.
+// # Seed conformance
+//
+// The rules of the Activity-Relay Directory client contract and where they
+// live, including those a review against the contract and a run against the
+// real Directory server (0.1.0-rc3) corrected:
+//
+//   - At most eight opt-in canonical origins; a disabled entry sends
+//     nothing (ParseConfig, Client.entry). An entry written `enabled:` is
+//     null, read as false; unregister treats it as already disabled.
+//   - participation_mode accepts only open, restricted or closed (or
+//     empty): anything else, a non-string included, is a configuration
+//     error with its line; other invalid optional values are warnings.
+//   - Transport and internal_error failures get at most three attempts
+//     (MaxAttemptsDefault caps Config and CallOpts); Retry-After only with
+//     429 and 503 internal_error, capped at 24 h; interactive calls wait
+//     out at most 30 s. Every attempt is signed afresh.
+//   - The dial guard refuses loopback, link-local, unspecified and
+//     multicast targets and nothing else (AddressAllowed).
+//   - A successful manual register, heartbeat or sync records its success
+//     under the scheduler's lease (RunManual), and the scheduler compares
+//     the stored digest with the profile it reads from the file on every
+//     wake, so it neither duplicates nor undoes an operator's command made
+//     from another process, and an edited profile registers without a
+//     restart (SchedulerConfig.DisableProfileReload opts out).
+//   - File-backed unregister disables the entry durably before any
+//     traffic; a crash at any step is recovered by the next edit, which
+//     removes stale temporaries. The environment-only acknowledgement
+//     does not replace the durable edit: Unregister makes it whenever
+//     UnregisterOpts.ConfigFile is set, and the relay refuses
+//     --acknowledge-external-disable when a writable file backs the entry.
+//
+// Package directorytest provides a fake Directory that answers as the real
+// server was seen to, for tests.
 package directory

@@ -39,7 +39,42 @@ var (
 	ErrTransport = errors.New("directory: transport failure")
 	// ErrSigning is returned when a request cannot be built or signed.
 	ErrSigning = errors.New("directory: cannot sign request")
+	// ErrLifecycleOff is wrapped by every *LifecycleOffError: the status
+	// document says the Directory's lifecycle service is off, so no signed
+	// request was sent.
+	ErrLifecycleOff = errors.New("directory: lifecycle off at this Directory")
 )
+
+// LifecycleOffError is returned, before any signed request, by a call that
+// negotiated its version from a status document reporting
+// lifecycle_enabled or lifecycle_available false: the Directory would
+// answer 503 lifecycle_unavailable. ClassOf calls it permanent, as that
+// code is (reconsidered at the next daily interval).
+type LifecycleOffError struct {
+	// Enabled and Available are the status document's lifecycle_enabled
+	// and lifecycle_available.
+	Enabled, Available bool
+}
+
+// Error implements error.
+func (e *LifecycleOffError) Error() string {
+	if !e.Enabled {
+		return "directory: the Directory's status reports lifecycle disabled (lifecycle_enabled: false); nothing sent"
+	}
+	return "directory: the Directory's status reports lifecycle unavailable (lifecycle_available: false); nothing sent"
+}
+
+// Unwrap returns ErrLifecycleOff.
+func (e *LifecycleOffError) Unwrap() error { return ErrLifecycleOff }
+
+// lifecycleOff is the error for a status document whose lifecycle is off,
+// or nil.
+func lifecycleOff(st *Status) error {
+	if st.LifecycleEnabled && st.LifecycleAvailable {
+		return nil
+	}
+	return &LifecycleOffError{Enabled: st.LifecycleEnabled, Available: st.LifecycleAvailable}
+}
 
 // ResponseError is a validated Directory error envelope. It keeps only the
 // closed code, the HTTP status and an honoured Retry-After; the remote

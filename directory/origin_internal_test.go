@@ -1,9 +1,15 @@
 package directory
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedkit/fedkit/client"
 )
 
 func TestParseOrigin(t *testing.T) {
@@ -101,21 +107,118 @@ func TestCheckKeyID(t *testing.T) {
 	}
 }
 
-// TestAddressPolicy: the Directory dial guard of spec section 10.1.
+// TestAddressPolicy: the Directory dial guard of the seed and spec section
+// 10.1 refuses loopback, link-local, unspecified and multicast targets and
+// nothing else: private split DNS, NAT64 (so an IPv6-only relay reaches an
+// IPv4-only Directory), 198.18/15, 240/4, 6to4 and Teredo are dialled.
 func TestAddressPolicy(t *testing.T) {
 	t.Parallel()
-	refused := []string{"127.0.0.1", "127.1.2.3", "::1", "0.0.0.0", "::", "169.254.169.254", "fe80::1",
-		"224.0.0.1", "239.255.255.250", "ff02::1", "::ffff:127.0.0.1"}
-	allowed := []string{"10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "2001:db8::1", "203.0.113.7",
-		"198.51.100.1", "192.0.2.1", "93.184.216.34", "2606:4700::1111", "fd00::1"}
-	for _, s := range refused {
-		if AddressAllowed(netip.MustParseAddr(s)) {
-			t.Errorf("%s allowed, want refused", s)
+	cases := []struct {
+		name, addr string
+		allowed    bool
+	}{
+		{"loopback v4", "127.0.0.1", false},
+		{"loopback v4 range", "127.1.2.3", false},
+		{"loopback v6", "::1", false},
+		{"unspecified v4", "0.0.0.0", false},
+		{"this network 0/8", "0.1.2.3", false},
+		{"unspecified v6", "::", false},
+		{"link-local v4 (metadata)", "169.254.169.254", false},
+		{"link-local v6", "fe80::1", false},
+		{"multicast v4", "224.0.0.1", false},
+		{"multicast v4 SSDP", "239.255.255.250", false},
+		{"multicast v6", "ff02::1", false},
+		{"limited broadcast", "255.255.255.255", false},
+		{"mapped loopback", "::ffff:127.0.0.1", false},
+		{"compatible loopback", "::127.0.0.1", false},
+		{"NAT64 of loopback", "64:ff9b::7f00:1", false},
+		{"NAT64 of link-local", "64:ff9b::a9fe:a9fe", false},
+		{"6to4 of loopback", "2002:7f00:1::1", false},
+		{"private 10/8", "10.0.0.1", true},
+		{"private 172.16/12", "172.16.5.4", true},
+		{"private 172.16/12 top", "172.31.255.255", true},
+		{"private 192.168/16", "192.168.1.1", true},
+		{"CGNAT", "100.64.0.1", true},
+		{"ULA", "fd00::1", true},
+		{"documentation v6", "2001:db8::1", true},
+		{"documentation 203.0.113/24", "203.0.113.7", true},
+		{"documentation 198.51.100/24", "198.51.100.1", true},
+		{"documentation 192.0.2/24", "192.0.2.1", true},
+		{"public v4", "93.184.216.34", true},
+		{"public v6", "2606:4700::1111", true},
+		{"NAT64 well-known prefix", "64:ff9b::5db8:d822", true},
+		{"NAT64 local-use prefix", "64:ff9b:1::5db8:d822", true},
+		{"benchmarking 198.18/15", "198.18.0.1", true},
+		{"reserved 240/4", "240.0.0.1", true},
+		{"6to4", "2002:5db8:d822::1", true},
+		{"Teredo", "2001:0:4136:e378:8000:63bf:3fff:fdd2", true},
+		{"mapped private", "::ffff:10.0.0.1", true},
+		{"site-local (deprecated)", "fec0::1", true},
+	}
+	for _, tc := range cases {
+		if got := AddressAllowed(netip.MustParseAddr(tc.addr)); got != tc.allowed {
+			t.Errorf("%s: AddressAllowed(%s) = %v, want %v", tc.name, tc.addr, got, tc.allowed)
 		}
 	}
-	for _, s := range allowed {
-		if !AddressAllowed(netip.MustParseAddr(s)) {
-			t.Errorf("%s refused, want allowed", s)
+	if AddressAllowed(netip.Addr{}) {
+		t.Error("the zero Addr is allowed")
+	}
+}
+
+// TestGuardRefusesOnlyWhatPolicySays: the guarded client built from
+// ClientConfig blocks the refused targets before any connection (a
+// resolver hands it the address; nothing is dialled), so the allow list
+// and AddressAllowed agree on them.
+func TestGuardRefusesOnlyWhatPolicySays(t *testing.T) {
+	t.Parallel()
+	for _, a := range []string{"127.0.0.1", "::1", "0.0.0.0", "169.254.169.254", "fe80::1", "ff02::1", "224.0.0.1",
+		"::127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::1", "255.255.255.255"} {
+		cfg := ClientConfig()
+		cfg.Resolver = fixedResolver{netip.MustParseAddr(a)}
+		hc, err := client.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "https://directory.example/v1/status", nil)
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, client.ErrBlocked) {
+			t.Errorf("%s: err = %v, want client.ErrBlocked", a, err)
+		}
+	}
+}
+
+type fixedResolver []netip.Addr
+
+func (r fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return r, nil
+}
+
+// TestAllowListAvoidsHoles: no allow-list prefix reaches into a refused
+// range, at either end of it, and the allow list leaves no gap elsewhere.
+func TestAllowListAvoidsHoles(t *testing.T) {
+	t.Parallel()
+	last := func(p netip.Prefix) netip.Addr {
+		b := p.Masked().Addr().AsSlice()
+		for i := p.Bits(); i < len(b)*8; i++ {
+			b[i/8] |= 0x80 >> (i % 8)
+		}
+		a, _ := netip.AddrFromSlice(b)
+		return a
+	}
+	for _, h := range append(slices.Clone(refusedV4), refusedV6...) {
+		for _, a := range []netip.Addr{h.Addr(), last(h)} {
+			for _, p := range directoryAllowed {
+				if p.Contains(a) {
+					t.Errorf("allow prefix %s contains refused %s (%s)", p, a, h)
+				}
+			}
+		}
+		// (::2 onwards is IPv4-compatible 0.0.0.2, refused as 0/8.)
+		if next := last(h).Next(); next.IsValid() && !embeddedV6[0].prefix.Contains(next) && !AddressAllowed(next) && !slices.ContainsFunc(append(slices.Clone(refusedV4), refusedV6...), func(q netip.Prefix) bool { return q.Contains(next) }) {
+			t.Errorf("%s, just past %s, is refused", next, h)
 		}
 	}
 }

@@ -206,3 +206,72 @@ func contains(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// TestMaxAttemptsCappedAtThree: the seed gives transport and internal_error
+// failures "at most three attempts"; a larger Config.MaxAttempts or
+// CallOpts.MaxAttempts is capped there.
+func TestMaxAttemptsCappedAtThree(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cfg, call   int
+		wantAttempt int
+	}{
+		{"config 10", 10, 0, 3},
+		{"call 10", 0, 10, 3},
+		{"config 10, call 2", 10, 2, 2},
+		{"call 1", 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, nil, nil)
+				f := &flaky{inner: b.d.Doer(), fail: 100}
+				cfg := withHTTP(b.cfg, f)
+				cfg.MaxAttempts = tc.cfg
+				c, err := directory.New(testKey(t), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.Register(context.Background(), b.d.Origin(), &directory.CallOpts{Version: directory.V1, MaxAttempts: tc.call})
+				if directory.ClassOf(err) != directory.ClassRetryable || f.calls != tc.wantAttempt {
+					t.Fatalf("%v after %d calls, want %d", err, f.calls, tc.wantAttempt)
+				}
+			})
+		})
+	}
+}
+
+// TestRateLimitedByFakeDirectory: the fake's real-server buckets drive the
+// client's 429 handling. A source limit's Retry-After: 1 is waited out and
+// the fresh attempt succeeds; an actor limit's longer Retry-After (53 s
+// here) is beyond the interactive 30 s, so the call returns at once with
+// RetryAt set.
+func TestRateLimitedByFakeDirectory(t *testing.T) {
+	t.Run("source limit waited out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t, &directorytest.Config{EnrollmentOpen: true, SourceRateBurst: 1}, nil)
+			v1 := &directory.CallOpts{Version: directory.V1}
+			if _, err := b.c.Register(context.Background(), b.d.Origin(), v1); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			res, err := b.c.Register(context.Background(), b.d.Origin(), v1)
+			if err != nil || res.Requests != 2 || time.Since(start) != time.Second {
+				t.Fatalf("%v after %d requests and %v", err, res.Requests, time.Since(start))
+			}
+		})
+	})
+	t.Run("actor limit returned", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t, &directorytest.Config{EnrollmentOpen: true, ActorRateBurst: 1}, nil)
+			v1 := &directory.CallOpts{Version: directory.V1}
+			b.c.Register(context.Background(), b.d.Origin(), v1)
+			time.Sleep(7 * time.Second)
+			res, err := b.c.Register(context.Background(), b.d.Origin(), v1)
+			var re *directory.ResponseError
+			if !errors.As(err, &re) || re.Code != directory.CodeRateLimited || re.RetryAfter != 53*time.Second ||
+				!re.RetryAt.Equal(time.Now().Add(53*time.Second)) || res.Requests != 1 {
+				t.Fatalf("%v (%+v)", err, re)
+			}
+		})
+	})
+}

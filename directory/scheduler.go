@@ -67,6 +67,15 @@ type SchedulerConfig struct {
 	Now func() time.Time
 	// Logger receives operator diagnostics. Defaults to discarding.
 	Logger *slog.Logger
+	// DisableProfileReload stops the scheduler from handing the
+	// DIRECTORY_PROFILE of each file it reads to the client (through a
+	// SetProfile(Profile) error method, which *Client has). Set it only when
+	// the client's profile comes from somewhere other than ConfigFile.
+	// Defaults to false: the file's profile, normalised, is what the
+	// scheduler registers and compares digests against, so an edit
+	// registers without a restart and a digest another process stored for
+	// that same profile is not re-sent.
+	DisableProfileReload bool
 }
 
 // Scheduler keeps the relay's Directory registrations healthy. Start it in
@@ -165,6 +174,16 @@ func (s *Scheduler) Tick(ctx context.Context) time.Time {
 	if u, ok := s.lc.(interface{ SetDirectories([]Entry) error }); ok {
 		if err := u.SetDirectories(set.Directories); err != nil {
 			s.log.Warn("directory scheduler: entries not applied to the client", "err", err)
+		}
+	}
+	// And its profile: a digest frozen at start would make a profile edit
+	// invisible until a restart, and would make the scheduler undo an
+	// operator's `directory sync` of the edited profile from another
+	// process (it would see a digest it did not make and re-register the
+	// old profile).
+	if u, ok := s.lc.(interface{ SetProfile(Profile) error }); ok && !s.cfg.DisableProfileReload {
+		if err := u.SetProfile(set.Profile); err != nil {
+			s.log.Warn("directory scheduler: profile not applied to the client", "err", err)
 		}
 	}
 	for _, e := range set.Directories {
@@ -343,6 +362,8 @@ func diagnose(err error) (Diagnostic, ErrorCode) {
 	var ie *InvalidResponseError
 	var te *TransportError
 	switch {
+	case errors.Is(err, ErrLifecycleOff):
+		return DiagStatus, CodeLifecycleUnavailable
 	case errors.As(err, &re):
 		return DiagDirectory, re.Code
 	case errors.As(err, &ie):

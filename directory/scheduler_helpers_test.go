@@ -40,7 +40,7 @@ DIRECTORY_SCHEDULER_ENABLED: true
 func newSchedEnv(t *testing.T, store directory.StateStore, profile directory.Profile) *schedEnv {
 	t.Helper()
 	key := testKey(t)
-	srv := directorytest.New(&directorytest.Config{EnrollmentOpen: true, RateBurst: 1000, RateRefill: time.Second})
+	srv := directorytest.New(&directorytest.Config{EnrollmentOpen: true, ActorRateBurst: 1000, ActorRateRefill: time.Second})
 	srv.AddKey(schedActor+"#main-key", &key.PublicKey)
 	cl, err := directory.New(key, &directory.Config{
 		Actor: schedActor, PublicBaseURL: schedBase,
@@ -180,4 +180,10 @@ func (e *schedEnv) preRegister() {
 // step with the file.
 func (c *countingLifecycle) SetDirectories(es []directory.Entry) error {
 	return c.Lifecycle.(interface{ SetDirectories([]directory.Entry) error }).SetDirectories(es)
+}
+
+// SetProfile forwards to the client, so the scheduler can apply the file's
+// profile.
+func (c *countingLifecycle) SetProfile(p directory.Profile) error {
+	return c.Lifecycle.(interface{ SetProfile(directory.Profile) error }).SetProfile(p)
 }

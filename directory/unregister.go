@@ -49,7 +49,10 @@ type UnregisterOpts struct {
 	// means environment-only configuration.
 	ConfigFile string
 	// AcknowledgeExternalDisable is required with environment-only
-	// configuration (--acknowledge-external-disable).
+	// configuration (--acknowledge-external-disable). With a ConfigFile it
+	// changes nothing: the durable edit is made all the same, because a
+	// file left saying enabled: true would register the relay again at the
+	// next restart.
 	AcknowledgeExternalDisable bool
 	// Remove deletes the entry from ConfigFile after remote success
 	// (--remove), keeping the pre-disable backup.

@@ -314,3 +314,29 @@ func TestUnregisterAlreadyDisabled(t *testing.T) {
 		t.Fatal("an already disabled entry was rewritten")
 	}
 }
+
+// TestUnregisterNullEnabled: an entry written `enabled:` (null, which the
+// configuration reads as false) is already disabled: unregister leaves the
+// file alone and reaches the Directory, instead of failing with "layout
+// not supported" before any traffic.
+func TestUnregisterNullEnabled(t *testing.T) {
+	e := newSchedEnv(t, nil, directory.Profile{})
+	e.preRegister()
+	e.writeConfig(strings.Replace(schedYAML, "enabled: true", "enabled:", 1))
+	orig := e.readConfig()
+	rep, err := directory.Unregister(context.Background(), e.lc, schedOrigin, &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Edited || rep.State != directory.StateDisabled || rep.Result.Outcome != directory.OutcomeRemoved {
+		t.Fatalf("report %+v", rep)
+	}
+	if !bytes.Equal(e.readConfig(), orig) {
+		t.Fatalf("file rewritten:\n%s", e.readConfig())
+	}
+	// --remove still finds and removes the entry.
+	rep, err = directory.Unregister(context.Background(), e.lc, schedOrigin, &directory.UnregisterOpts{ConfigFile: e.config, Store: e.store, Remove: true})
+	if err != nil || !rep.Removed || bytes.Contains(e.readConfig(), []byte(schedOrigin)) {
+		t.Fatalf("--remove: %+v, %v\n%s", rep, err, e.readConfig())
+	}
+}

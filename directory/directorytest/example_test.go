@@ -93,3 +93,13 @@ func ExampleLoopbackClient() {
 		_ = hc                                      // pass as directory.Config.HTTP
 	}
 }
+
+// The fake's error messages are fixed server texts; a client checks their
+// length and discards them.
+func ExampleMessage() {
+	fmt.Println(directorytest.Message(directory.CodeRelayNotRegistered))
+	fmt.Println(directorytest.ContentSecurityPolicy)
+	// Output:
+	// relay is not registered
+	// default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -29,12 +30,23 @@ const (
 	SchemaDefault          = 4
 	MaxRequestBytesDefault = 65536
 	SoftwareVersionDefault = "1.3.0-test"
-	// RateBurstDefault and RateRefillDefault are the per-actor,
-	// per-operation token bucket of the real server.
-	RateBurstDefault  = 10
-	RateRefillDefault = time.Minute
-	replayWindow      = 10 * time.Minute
+	// SourceRateBurstDefault and SourceRateRefillDefault are the real
+	// server's per-source, per-operation token bucket, spent before any
+	// other work.
+	SourceRateBurstDefault  = 60
+	SourceRateRefillDefault = time.Second
+	// ActorRateBurstDefault and ActorRateRefillDefault are its
+	// per-actor, per-operation bucket, spent after authentication.
+	ActorRateBurstDefault  = 10
+	ActorRateRefillDefault = time.Minute
+	replayWindow           = 10 * time.Minute
 )
+
+// ContentSecurityPolicy is the deny-by-default policy on every response,
+// as the Directory's common HTTP wrapper sends it: scripts, images, fonts,
+// connections, frames, objects, media, forms and base-URI changes denied
+// (docs/PUBLIC-LISTING.md; only its HTML page relaxes it, for a stylesheet).
+const ContentSecurityPolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Config configures a fake Directory. A nil *Config means defaults.
 type Config struct {
@@ -60,12 +72,25 @@ type Config struct {
 	// MaxRequestBytes is DIRECTORY_MAX_REQUEST_BODY_BYTES. Defaults to
 	// MaxRequestBytesDefault.
 	MaxRequestBytes int
-	// RateBurst is the per-actor, per-operation token bucket size.
-	// Defaults to RateBurstDefault.
-	RateBurst int
-	// RateRefill is the time to refill one token. Defaults to
-	// RateRefillDefault.
-	RateRefill time.Duration
+	// SourceRateBurst is the per-source (client IP), per-operation token
+	// bucket size. Defaults to SourceRateBurstDefault.
+	SourceRateBurst int
+	// SourceRateRefill is the time to refill one source token. Defaults to
+	// SourceRateRefillDefault.
+	SourceRateRefill time.Duration
+	// ActorRateBurst is the per-actor, per-operation token bucket size.
+	// Defaults to ActorRateBurstDefault.
+	ActorRateBurst int
+	// ActorRateRefill is the time to refill one actor token. Defaults to
+	// ActorRateRefillDefault.
+	ActorRateRefill time.Duration
+	// DisableRateLimits switches both buckets off, for tests that send
+	// more than a real Directory would admit. Defaults to false.
+	DisableRateLimits bool
+	// PublicListing is DIRECTORY_PUBLIC_LISTING_ENABLED, reported by
+	// schemas 3 and 4 as public_listing_enabled and _available. Defaults
+	// to false, as on the real server.
+	PublicListing bool
 	// SoftwareVersion is the status "version". Defaults to SoftwareVersionDefault.
 	SoftwareVersion string
 }
@@ -165,11 +190,17 @@ func New(cfg *Config) *Server {
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = MaxRequestBytesDefault
 	}
-	if c.RateBurst == 0 {
-		c.RateBurst = RateBurstDefault
+	if c.SourceRateBurst <= 0 {
+		c.SourceRateBurst = SourceRateBurstDefault
 	}
-	if c.RateRefill == 0 {
-		c.RateRefill = RateRefillDefault
+	if c.SourceRateRefill <= 0 {
+		c.SourceRateRefill = SourceRateRefillDefault
+	}
+	if c.ActorRateBurst <= 0 {
+		c.ActorRateBurst = ActorRateBurstDefault
+	}
+	if c.ActorRateRefill <= 0 {
+		c.ActorRateRefill = ActorRateRefillDefault
 	}
 	if c.SoftwareVersion == "" {
 		c.SoftwareVersion = SoftwareVersionDefault
@@ -201,8 +232,11 @@ func (s *Server) Suspend(actor string, suspended bool) {
 	s.suspended[actor] = suspended
 }
 
-// SetLifecycleAvailable makes lifecycle routes answer 503
-// lifecycle_unavailable when false.
+// SetLifecycleAvailable switches the lifecycle service on or off, as
+// DIRECTORY_LIFECYCLE_ENABLED does: off, the status document reports
+// lifecycle_enabled and lifecycle_available false and every lifecycle POST
+// answers 503 lifecycle_unavailable before any verification (the real
+// server never builds its verifier then).
 func (s *Server) SetLifecycleAvailable(ok bool) { s.mu.Lock(); defer s.mu.Unlock(); s.lifecycle = ok }
 
 // SetStatusFailing makes GET /v1/status answer 503 internal_error.
@@ -292,9 +326,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v, op, ok := s.route(r)
 	if !ok {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, "404 page not found\n")
+		writePlain(w, http.StatusNotFound, "404 page not found\n")
 		return
 	}
 	rec := Request{Version: v, Operation: op, Header: r.Header.Clone()}
@@ -305,8 +337,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, v, sc, code, retry)
 		return
 	}
-	writeJSON(w, sc, map[string]any{"protocol_version": int(v), "operation": string(op),
-		"outcome": string(out), "relay_actor": s.actorOf(rec.Body)})
+	writeJSON(w, sc, successBody{ProtocolVersion: int(v), Operation: op, Outcome: out, RelayActor: s.actorOf(rec.Body)})
+}
+
+// successBody and errorBody keep the fixtures' member order.
+type successBody struct {
+	ProtocolVersion int                 `json:"protocol_version"`
+	Operation       directory.Operation `json:"operation"`
+	Outcome         directory.Outcome   `json:"outcome"`
+	RelayActor      string              `json:"relay_actor"`
+}
+
+type errorBody struct {
+	ProtocolVersion int `json:"protocol_version"`
+	Error           struct {
+		Code    directory.ErrorCode `json:"code"`
+		Message string              `json:"message"`
+	} `json:"error"`
 }
 
 func (s *Server) actorOf(body []byte) string {
@@ -333,8 +380,10 @@ func (s *Server) route(r *http.Request) (directory.Version, directory.Operation,
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	s.statusLog++
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// The router's own answer, not the JSON writer's: text/plain and
+		// no Cache-Control.
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, 1, http.StatusMethodNotAllowed, directory.CodeInvalidRequest, "")
+		writePlain(w, http.StatusMethodNotAllowed, "Method Not Allowed\n")
 		return
 	}
 	if s.statusErr {
@@ -346,13 +395,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		"service":             directory.StatusService,
 		"version":             s.cfg.SoftwareVersion,
 		"public_base_url":     s.cfg.Origin,
-		"lifecycle_enabled":   true,
+		"lifecycle_enabled":   s.lifecycle,
 		"lifecycle_available": s.lifecycle,
 		"enrollment_open":     s.cfg.EnrollmentOpen,
 	}
 	if s.cfg.Schema >= 3 {
-		doc["public_listing_enabled"] = true
-		doc["public_listing_available"] = true
+		doc["public_listing_enabled"] = s.cfg.PublicListing
+		doc["public_listing_available"] = s.cfg.PublicListing
 	}
 	if s.cfg.Schema >= 4 {
 		doc["lifecycle_protocol_versions"] = s.cfg.Versions
@@ -368,9 +417,10 @@ type failure struct {
 
 func fail(sc int, code directory.ErrorCode) *failure { return &failure{sc: sc, code: code} }
 
-// lifecycleReq applies the server's check order (spec 8.4): method, body,
-// target and identity; digest and signature; replay; rate limit; then
-// state.
+// lifecycleReq applies the server's check order (docs/HANDLERS.md and
+// spec 8.4): method; lifecycle switched on; source token; body; target,
+// version, operation and identity; Host, Content-Type, digest and
+// signature; replay; actor token; then state.
 func (s *Server) lifecycleReq(r *http.Request, v directory.Version, op directory.Operation, rec *Request) (int, directory.ErrorCode, string, directory.Outcome) {
 	out, f := s.lifecycleCheck(r, v, op, rec)
 	if f != nil {
@@ -387,6 +437,21 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 	if r.Method != http.MethodPost {
 		return "", fail(http.StatusMethodNotAllowed, directory.CodeInvalidRequest)
 	}
+	if !s.lifecycle {
+		return "", fail(http.StatusServiceUnavailable, directory.CodeLifecycleUnavailable)
+	}
+	now := s.cfg.Now()
+	if wait, ok := s.take("source "+sourceOf(r)+" "+string(op), s.cfg.SourceRateBurst, s.cfg.SourceRateRefill, now); !ok {
+		return "", &failure{sc: http.StatusTooManyRequests, code: directory.CodeRateLimited, retry: strconv.Itoa(wait)}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(s.cfg.MaxRequestBytes)+1))
+	if err != nil {
+		return "", fail(http.StatusBadRequest, directory.CodeInvalidRequest)
+	}
+	if len(body) > s.cfg.MaxRequestBytes {
+		return "", fail(http.StatusRequestEntityTooLarge, directory.CodeInvalidRequest)
+	}
+	rec.Body = body
 	// Both the escaped path and the raw request target must be exactly the
 	// route (absolute-form targets are judged by their path).
 	raw := r.RequestURI
@@ -399,17 +464,9 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 	if r.URL.RawQuery != "" || r.URL.ForceQuery || r.URL.Fragment != "" {
 		return "", fail(http.StatusBadRequest, directory.CodeInvalidRequest)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(s.cfg.MaxRequestBytes)+1))
-	if err != nil {
-		return "", fail(http.StatusBadRequest, directory.CodeInvalidRequest)
-	}
-	if len(body) > s.cfg.MaxRequestBytes {
-		return "", fail(http.StatusRequestEntityTooLarge, directory.CodeInvalidRequest)
-	}
-	rec.Body = body
-	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/json" {
-		return "", fail(http.StatusBadRequest, directory.CodeInvalidRequest)
-	}
+	// The body is decoded before Content-Type is looked at: a wrong media
+	// type is an authentication failure of the signed content-type
+	// component, not a malformed request.
 	b, f := s.checkBody(body, v, op)
 	if f != nil {
 		return "", f
@@ -419,13 +476,12 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 	if f != nil {
 		return "", f
 	}
-	now := s.cfg.Now()
 	key := sha256.Sum256([]byte(b.keyID + "\x00" + nonce))
 	if exp, seen := s.replay[key]; seen && now.Before(exp) {
 		return "", fail(http.StatusConflict, directory.CodeReplayDetected)
 	}
 	s.replay[key] = now.Add(replayWindow)
-	if wait, ok := s.take(b.actor+" "+string(op), now); !ok {
+	if wait, ok := s.take("actor "+b.actor+" "+string(op), s.cfg.ActorRateBurst, s.cfg.ActorRateRefill, now); !ok {
 		return "", &failure{sc: http.StatusTooManyRequests, code: directory.CodeRateLimited, retry: strconv.Itoa(wait)}
 	}
 	if len(s.replies) > 0 {
@@ -435,28 +491,38 @@ func (s *Server) lifecycleCheck(r *http.Request, v directory.Version, op directo
 			return "", &failure{sc: rp.StatusCode, code: rp.Code, retry: rp.RetryAfter}
 		}
 	}
-	if !s.lifecycle {
-		return "", fail(http.StatusServiceUnavailable, directory.CodeLifecycleUnavailable)
-	}
 	return s.apply(v, op, b)
 }
 
-// take consumes one token of a per-actor, per-operation bucket; when empty
-// it returns the whole seconds until the next token.
-func (s *Server) take(k string, now time.Time) (int, bool) {
+// sourceOf is the request's source address: the direct peer (the fake
+// trusts no proxy), "" in-process.
+func sourceOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// take consumes one token of bucket k (burst tokens, one more every
+// refill); when empty it returns the whole seconds until the next token,
+// at least 1.
+func (s *Server) take(k string, burst int, refill time.Duration, now time.Time) (int, bool) {
+	if s.cfg.DisableRateLimits {
+		return 0, true
+	}
 	bk := s.buckets[k]
 	if bk == nil {
-		bk = &bucket{tokens: float64(s.cfg.RateBurst), last: now}
+		bk = &bucket{tokens: float64(burst), last: now}
 		s.buckets[k] = bk
 	}
-	bk.tokens = min(float64(s.cfg.RateBurst), bk.tokens+float64(now.Sub(bk.last))/float64(s.cfg.RateRefill))
+	bk.tokens = min(float64(burst), bk.tokens+float64(now.Sub(bk.last))/float64(refill))
 	bk.last = now
 	if bk.tokens >= 1 {
 		bk.tokens--
 		return 0, true
 	}
-	need := time.Duration((1 - bk.tokens) * float64(s.cfg.RateRefill))
-	return int((need + time.Second - 1) / time.Second), false
+	need := time.Duration((1 - bk.tokens) * float64(refill))
+	return max(int((need+time.Second-1)/time.Second), 1), false
 }
 
 func (s *Server) apply(v directory.Version, op directory.Operation, b *body) (directory.Outcome, *failure) {
@@ -488,11 +554,14 @@ func (s *Server) apply(v directory.Version, op directory.Operation, b *body) (di
 		}
 		return directory.OutcomeUnchanged, nil
 	case directory.OpHeartbeat:
-		if s.suspended[b.actor] {
-			return "", fail(http.StatusForbidden, directory.CodeRelaySuspended)
-		}
+		// The active registration is looked up before suspension: a
+		// suspended relay that is not registered gets 409, and only the
+		// register that follows meets 403 relay_suspended.
 		if reg == nil || !reg.Active {
 			return "", fail(http.StatusConflict, directory.CodeRelayNotRegistered)
+		}
+		if s.suspended[b.actor] {
+			return "", fail(http.StatusForbidden, directory.CodeRelaySuspended)
 		}
 		reg.Heartbeats++
 		if b.telemetry >= 0 {
@@ -552,15 +621,21 @@ func (s *Server) checkBody(raw []byte, v directory.Version, op directory.Operati
 			return nil, bad
 		}
 	}
-	pv, ok := m["protocol_version"].(json.Number)
-	if !ok {
-		return nil, bad
-	}
-	if o, _ := m["operation"].(string); o != string(op) {
-		return nil, bad
+	// The version is judged first; a missing one decodes as 0, which no
+	// route speaks (so `{}` is unsupported_protocol_version).
+	pv := json.Number("0")
+	if raw, present := m["protocol_version"]; present {
+		n, ok := raw.(json.Number)
+		if _, err := strconv.Atoi(n.String()); !ok || err != nil {
+			return nil, bad
+		}
+		pv = n
 	}
 	if pv.String() != strconv.Itoa(int(v)) {
 		return nil, fail(http.StatusBadRequest, directory.CodeUnsupportedProtocolVersion)
+	}
+	if o, _ := m["operation"].(string); o != string(op) {
+		return nil, bad
 	}
 	b := &body{telemetry: -1}
 	b.actor, _ = m["relay_actor"].(string)
@@ -724,6 +799,19 @@ var requiredComponents = []string{"@method", "@authority", "@target-uri", "conte
 // signature over a base rebuilt from the configured authority.
 func (s *Server) checkSignature(r *http.Request, raw []byte, v directory.Version, actor string) (string, *failure) {
 	unauth := fail(http.StatusUnauthorized, directory.CodeAuthenticationFailed)
+	// The Host must be the Directory's public authority, which @authority
+	// is verified against, and the signed content-type exactly
+	// application/json.
+	host := r.Host
+	if host == "" {
+		host = r.URL.Host
+	}
+	if !strings.EqualFold(host, directory.Authority(s.cfg.Origin)) {
+		return "", unauth
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/json" {
+		return "", unauth
+	}
 	if len(r.Header.Values("Digest")) > 0 && len(r.Header.Values("Content-Digest")) == 0 {
 		return "", unauth
 	}
@@ -812,30 +900,56 @@ func (s *Server) checkSignature(r *http.Request, raw []byte, v directory.Version
 	return nonce, nil
 }
 
+// securityHeaders are the common wrapper's, on every response.
+func securityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+}
+
 func writeJSON(w http.ResponseWriter, sc int, v any) {
 	b, _ := json.Marshal(v)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'")
+	securityHeaders(h)
 	w.WriteHeader(sc)
 	w.Write(append(b, '\n'))
 }
 
-// messages are the server's fixed texts; the client must discard them.
+// writePlain is the router's own answer (404, 405 on /v1/status):
+// text/plain, no Cache-Control.
+func writePlain(w http.ResponseWriter, sc int, text string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	securityHeaders(h)
+	w.WriteHeader(sc)
+	io.WriteString(w, text)
+}
+
+// messages are fixed server texts in the real server's style (the three
+// with fixtures are exact); the client checks their length and discards
+// them.
 var messages = map[directory.ErrorCode]string{
-	directory.CodeInvalidRequest:             "invalid request",
-	directory.CodeUnsupportedProtocolVersion: "unsupported protocol version",
-	directory.CodeAuthenticationFailed:       "authentication failed",
+	directory.CodeInvalidRequest:             "request is invalid",
+	directory.CodeUnsupportedProtocolVersion: "protocol version is not supported",
+	directory.CodeAuthenticationFailed:       "request authentication failed",
 	directory.CodeRelaySuspended:             "relay is suspended",
 	directory.CodeEnrollmentClosed:           "directory enrollment is closed",
-	directory.CodeReplayDetected:             "replay detected",
+	directory.CodeReplayDetected:             "request nonce was already used",
 	directory.CodeRelayNotRegistered:         "relay is not registered",
-	directory.CodeRateLimited:                "rate limited",
-	directory.CodeInternalError:              "internal error",
+	directory.CodeRateLimited:                "too many requests",
+	directory.CodeInternalError:              "internal server error",
 	directory.CodeLifecycleUnavailable:       "lifecycle service is unavailable",
+}
+
+// Message is the fixed message the fake sends with code, for tests that
+// check a client ignores it.
+func Message(code directory.ErrorCode) string {
+	if m, ok := messages[code]; ok {
+		return m
+	}
+	return "request failed"
 }
 
 func writeError(w http.ResponseWriter, v directory.Version, sc int, code directory.ErrorCode, retryAfter string) {
@@ -845,11 +959,9 @@ func writeError(w http.ResponseWriter, v directory.Version, sc int, code directo
 	if sc == http.StatusMethodNotAllowed && w.Header().Get("Allow") == "" {
 		w.Header().Set("Allow", "POST")
 	}
-	msg := messages[code]
-	if msg == "" {
-		msg = "error"
-	}
-	writeJSON(w, sc, map[string]any{"protocol_version": int(v), "error": map[string]string{"code": string(code), "message": msg}})
+	var e errorBody
+	e.ProtocolVersion, e.Error.Code, e.Error.Message = int(v), code, Message(code)
+	writeJSON(w, sc, e)
 }
 
 // VerifyBase checks a fixture-style signing vector's signature by building

@@ -135,7 +135,7 @@ func TestServerRejects(t *testing.T) {
 		{"profile 11 keys", req{target: "/v2/relays/register", tag: tag2, body: `{"protocol_version":2,"operation":"register","relay_actor":"https://relay.example/actor","public_base_url":"https://relay.example","profile":` + strings.Replace(prof, `,"notes":""`, "", 1) + `}`}, 400, "invalid_request"},
 		{"base with slash", req{target: "/v1/relays/register", body: strings.Replace(v1reg, `example"}`, `example/"}`, 1), tag: tag1}, 400, "invalid_request"},
 		{"actor dot segment", req{target: "/v1/relays/heartbeat", body: strings.Replace(v1hb, "/actor", "/./actor", 1), tag: tag1, keyID: "https://relay.example/./actor#main-key"}, 400, "invalid_request"},
-		{"wrong content type", req{target: "/v1/relays/register", body: v1reg, tag: tag1, ctype: "application/json; charset=utf-8"}, 400, "invalid_request"},
+		{"wrong content type is 401, as on the real server", req{target: "/v1/relays/register", body: v1reg, tag: tag1, ctype: "application/json; charset=utf-8"}, 401, "authentication_failed"},
 		{"oversize body", req{target: "/v1/relays/register", body: v1reg[:len(v1reg)-1] + strings.Repeat(" ", 65536) + "}", tag: tag1}, 413, "invalid_request"},
 		{"tag of another version", req{target: "/v1/relays/register", body: v1reg, tag: tag2}, 401, "authentication_failed"},
 		{"no tag", req{target: "/v1/relays/register", body: v1reg}, 401, "authentication_failed"},

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -290,29 +291,103 @@ func TestTestConfig(t *testing.T) {
 	})
 }
 
-// TestUnregisterExternalConfig: an operator whose configuration is managed
-// elsewhere acknowledges disabling it there; the file is left alone.
-func TestUnregisterExternalConfig(t *testing.T) {
+// TestUnregisterAcknowledgeRefusedForWritableFile: the environment-only
+// acknowledgement on a writable file-backed configuration is a usage error
+// before any traffic; the file keeps the entry as it was, and a plain
+// unregister then disables it durably.
+func TestUnregisterAcknowledgeRefusedForWritableFile(t *testing.T) {
 	d, cfgPath, relay := dirSetup(t)
 	if code, _, errs := relay("directory", "register", d.Origin()); code != exitOK {
 		t.Fatalf("register: %s", errs)
 	}
+	sent := len(d.Requests())
 	before, _ := os.ReadFile(cfgPath)
-	code, out, errs := relay("directory", "unregister", d.Origin(), "--acknowledge-external-disable")
-	if code != exitOK || !strings.Contains(out, "local state: disabled") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
-	}
-	if errs == "" {
-		t.Error("no warning to disable the entry at its source")
+	for _, args := range [][]string{
+		{"directory", "unregister", d.Origin(), "--acknowledge-external-disable"},
+		{"directory", "unregister", d.Origin(), "--acknowledge-external-disable", "--remove"},
+	} {
+		code, _, errs := relay(args...)
+		if code != exitUsage || !strings.Contains(errs, "environment-only") {
+			t.Fatalf("relay %v: exit %d; want %d:\n%s", args, code, exitUsage, errs)
+		}
 	}
 	if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
 		t.Error("the file was edited")
 	}
-	if reg, _ := d.Registration(relayActor); reg.Active {
-		t.Error("still registered")
+	if n := len(d.Requests()); n != sent {
+		t.Errorf("%d requests sent after the refusal", n-sent)
 	}
-	// --remove needs a file to remove from.
-	if code, _, _ := relay("directory", "unregister", d.Origin(), "--acknowledge-external-disable", "--remove"); code != exitConfig {
-		t.Errorf("--remove with an external configuration: exit %d; want %d", code, exitConfig)
+	if reg, _ := d.Registration(relayActor); !reg.Active {
+		t.Error("unregistered although refused")
 	}
+	code, out, errs := relay("directory", "unregister", d.Origin())
+	if code != exitOK || !strings.Contains(out, "disabled "+d.Origin()) {
+		t.Fatalf("plain unregister: exit %d:\n%s%s", code, out, errs)
+	}
+}
+
+// TestWritable: the probe behind the refusal opens without truncating.
+func TestWritable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yml")
+	if writable(p) {
+		t.Error("a missing file is not writable")
+	}
+	if err := os.WriteFile(p, []byte("x: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !writable(p) {
+		t.Error("a writable file was not seen as writable")
+	}
+	if b, _ := os.ReadFile(p); string(b) != "x: 1\n" {
+		t.Errorf("the probe changed the file: %q", b)
+	}
+}
+
+// TestDirectoryCommandWording: what the operator reads names the step that
+// failed and why nothing was sent.
+func TestDirectoryCommandWording(t *testing.T) {
+	t.Run("reconciliation register refused", func(t *testing.T) {
+		d, _, relay := dirSetup(t)
+		d.SetEnrollment(false) // never registered, and first registration closed
+		code, _, errs := relay("directory", "heartbeat", d.Origin())
+		if code != exitFailed || !strings.Contains(errs, "relay_not_registered") ||
+			!strings.Contains(errs, "register "+d.Origin()+": refused: HTTP 403 enrollment_closed") {
+			t.Fatalf("exit %d; want %d, naming the register as refused:\n%s", code, exitFailed, errs)
+		}
+		if strings.Contains(errs, "heartbeat "+d.Origin()+": refused") {
+			t.Errorf("the refusal is blamed on the heartbeat:\n%s", errs)
+		}
+	})
+	t.Run("suspended and not registered", func(t *testing.T) {
+		// As the real server answers: 409 to the heartbeat, then 403 to
+		// the one reconciliation register.
+		d, _, relay := dirSetup(t)
+		d.Suspend(relayActor, true)
+		code, _, errs := relay("directory", "heartbeat", d.Origin())
+		if code != exitFailed || !strings.Contains(errs, "relay_not_registered") ||
+			!strings.Contains(errs, "register "+d.Origin()+": refused: HTTP 403 relay_suspended") {
+			t.Fatalf("exit %d:\n%s", code, errs)
+		}
+		if got := len(d.Requests()); got != 2 {
+			t.Errorf("%d requests, want heartbeat and register only", got)
+		}
+	})
+	t.Run("lifecycle off: register and sync send nothing", func(t *testing.T) {
+		d, _, relay := dirSetup(t)
+		d.SetLifecycleAvailable(false)
+		for _, cmd := range []string{"register", "sync", "heartbeat"} {
+			code, _, errs := relay("directory", cmd, d.Origin())
+			if code != exitFailed || !strings.Contains(errs, "not sent") || !strings.Contains(errs, "lifecycle") {
+				t.Errorf("%s: exit %d; want %d saying nothing was sent:\n%s", cmd, code, exitFailed, errs)
+			}
+		}
+		if n := len(d.Requests()); n != 0 {
+			t.Errorf("%d signed requests reached the Directory", n)
+		}
+		code, out, errs := relay("directory", "status", d.Origin())
+		if code != exitOK || !strings.Contains(out, "lifecycle") || regexp.MustCompile(`would use\s+v\d`).MatchString(out) ||
+			!strings.Contains(out, "none (lifecycle") {
+			t.Errorf("status: exit %d; want lifecycle unavailable, not a protocol:\n%s%s", code, out, errs)
+		}
+	})
 }

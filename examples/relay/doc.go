@@ -31,8 +31,10 @@
 //	                     would be dropped with a warning fail instead
 //	--remove             with unregister: also delete the entry from FILE
 //	--acknowledge-external-disable
-//	                     with unregister: FILE is managed elsewhere and the
-//	                     entry is disabled there; do not edit FILE
+//	                     with unregister, for environment-only configuration
+//	                     (or a read-only FILE managed at its source): the
+//	                     entry is disabled there. Refused (exit 2) when FILE
+//	                     is writable: plain unregister disables it in FILE
 //	-h, --help           usage
 //
 // # Configuration and environment

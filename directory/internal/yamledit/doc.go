@@ -10,6 +10,10 @@
 // same-directory temporary file with the original's mode and owner is
 // written and synced; the original is kept as `<config>.activity-relay.bak`;
 // the temporary file is renamed over the config; the directory is synced.
+// Recovery from a crash at any step is the next edit: it first sweeps the
+// `.<config>.*.tmp` siblings a crashed edit left, and keeps a backup that
+// a crash left hard-linked to the (still original) config instead of
+// linking it again.
 //
 //	changed, err := yamledit.Disable("/etc/relay/config.yml", "https://directory.example", nil)
 package yamledit

@@ -27,7 +27,8 @@ var (
 
 // DisableBytes returns src with `enabled: false` for the entry whose origin
 // is origin, every other byte unchanged. An entry that is already disabled
-// returns src itself.
+// (`enabled: false`, or `enabled:` with no value, which is null and read as
+// false) returns src itself.
 func DisableBytes(src []byte, origin string) ([]byte, error) {
 	return editBytes(src, origin, false)
 }
@@ -124,7 +125,9 @@ func expect(model any, origin string, remove bool) (want any, changed bool, err 
 		for _, kv := range entry {
 			if kv.Key == "enabled" {
 				found = true
-				if kv.Value == false {
+				// `enabled:` with no value is null, which the configuration
+				// reads as false: already disabled.
+				if kv.Value == false || kv.Value == nil {
 					return model, false, nil
 				}
 				kv.Value = false

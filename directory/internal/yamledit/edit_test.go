@@ -165,3 +165,21 @@ func FuzzDisableBytes(f *testing.F) {
 		}
 	})
 }
+
+// TestDisableNullEnabled: `enabled:` with no value (or null, ~) is already
+// disabled, as the configuration parser reads it: Disable leaves the file
+// alone instead of refusing the layout, and Remove still removes the entry.
+func TestDisableNullEnabled(t *testing.T) {
+	t.Parallel()
+	for name, v := range map[string]string{"empty": "", "null": " null", "tilde": " ~", "empty with comment": " # off for now"} {
+		src := []byte("DIRECTORIES:\n  - origin: https://directory.example\n    enabled:" + v + "\n  - origin: https://other.example\n    enabled: true\n")
+		got, err := DisableBytes(src, "https://directory.example")
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("%s: DisableBytes = %q, %v; want the source unchanged", name, got, err)
+		}
+		got, err = RemoveBytes(src, "https://directory.example")
+		if err != nil || bytes.Contains(got, []byte("directory.example\n")) || !bytes.Contains(got, []byte("https://other.example")) {
+			t.Errorf("%s: RemoveBytes = %q, %v", name, got, err)
+		}
+	}
+}

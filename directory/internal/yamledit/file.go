@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // MaxSize bounds the configuration file this editor reads.
@@ -109,6 +110,11 @@ func editFile(path string, opts *Opts, fn func([]byte) ([]byte, error), replaceB
 	if err != nil {
 		return false, err
 	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	sweepTemps(dir, base)
 	f, err := openNoFollow(path)
 	if err != nil {
 		return false, err
@@ -137,10 +143,6 @@ func editFile(path string, opts *Opts, fn func([]byte) ([]byte, error), replaceB
 	if bytes.Equal(out, src) {
 		return false, nil
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
 	if err := hook(opts, StepBeforeTempWrite); err != nil {
 		return false, err
 	}
@@ -152,7 +154,11 @@ func editFile(path string, opts *Opts, fn func([]byte) ([]byte, error), replaceB
 		return false, err
 	}
 	bak := BackupPath(path)
-	if _, statErr := os.Lstat(bak); replaceBackup || errors.Is(statErr, os.ErrNotExist) {
+	bfi, statErr := os.Lstat(bak)
+	// A crash after the backup step of an earlier run left bak a hard link
+	// of the file we just read: it already is the original.
+	sameAsLive := statErr == nil && os.SameFile(bfi, ofi)
+	if (replaceBackup && !sameAsLive) || errors.Is(statErr, os.ErrNotExist) {
 		if err := backup(path, bak, dir, base, src, ofi); err != nil {
 			os.Remove(tmp)
 			return false, err
@@ -218,7 +224,32 @@ func backup(path, bak, dir, base string, src []byte, like os.FileInfo) error {
 		os.Remove(tmp)
 		return err
 	}
+	// rename(2) of a link onto another link of the same inode succeeds
+	// without removing the source; make sure no temporary name survives.
+	if _, err := os.Lstat(tmp); err == nil {
+		os.Remove(tmp)
+	}
 	return nil
+}
+
+// sweepTemps removes the temporary siblings (".BASE.*.tmp") a crashed
+// earlier edit of BASE left behind: edit temporaries and backup links.
+// Edits of one configuration are serialised by the Directory lease, so
+// none of them belongs to a live edit; were one to, that edit's rename
+// fails cleanly and the live file stays whole. Best effort: a sibling that
+// cannot be removed does not stop the edit.
+func sweepTemps(dir, base string) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + "."
+	for _, de := range des {
+		n := de.Name()
+		if len(n) > len(prefix)+len(".tmp") && strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".tmp") && de.Type().IsRegular() {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 func randSuffix() string {

@@ -168,6 +168,93 @@ func TestCrashAtEachStep(t *testing.T) {
 			if !bytes.Equal(read(t, path), want) {
 				t.Fatal("re-run did not reach the new file")
 			}
+			// and leaves nothing behind: no temporary file of either run,
+			// and a backup that is the original, not the live file.
+			assertOnly(t, path, BackupPath(path))
+			if !bytes.Equal(read(t, BackupPath(path)), src) {
+				t.Fatal("backup is not the original after recovery")
+			}
+			if a, b := mustStat(t, path), mustStat(t, BackupPath(path)); a.Ino == b.Ino {
+				t.Fatal("backup is still a hard link of the live file")
+			}
+		})
+	}
+}
+
+// assertOnly fails unless path's directory holds exactly the given files.
+func assertOnly(t *testing.T, paths ...string) {
+	t.Helper()
+	des, err := os.ReadDir(filepath.Dir(paths[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[filepath.Base(p)] = true
+	}
+	for _, de := range des {
+		if !want[de.Name()] {
+			t.Errorf("leftover file %s", de.Name())
+		}
+	}
+	if len(des) != len(paths) {
+		t.Errorf("%d files, want %d", len(des), len(paths))
+	}
+}
+
+// TestBackupAlreadyLinked: a crash after the backup step leaves the backup
+// hard-linked to the live file. The next run neither links it again (a
+// rename of the new link onto the same inode is a no-op that would leave
+// `.config.yml.bak.<hex>.tmp` behind) nor loses the original.
+func TestBackupAlreadyLinked(t *testing.T) {
+	t.Parallel()
+	path, src := setupFile(t, 0o644)
+	if err := os.Link(path, BackupPath(path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Disable(path, target, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertOnly(t, path, BackupPath(path))
+	if !bytes.Equal(read(t, BackupPath(path)), src) {
+		t.Fatal("backup is not the original")
+	}
+}
+
+// TestSweepsStaleTemps: temporary siblings an earlier crashed edit left
+// (`.config.yml.<random>.tmp`, `.config.yml.bak.<hex>.tmp`) are removed at
+// the start of the next edit, also when that edit finds nothing to change;
+// other files are not touched.
+func TestSweepsStaleTemps(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Disable", "DisableUnchanged", "Remove"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path, _ := setupFile(t, 0o644)
+			dir := filepath.Dir(path)
+			if name == "DisableUnchanged" {
+				if _, err := Disable(path, target, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keep := []string{path, filepath.Join(dir, "other.yml"), filepath.Join(dir, ".config.yml.tmp"),
+				filepath.Join(dir, ".other.yml.1.tmp"), filepath.Join(dir, "config.yml.1.tmp")}
+			for _, f := range append(keep[1:], filepath.Join(dir, ".config.yml.123456.tmp"),
+				filepath.Join(dir, ".config.yml.bak.0123456789abcdef.tmp")) {
+				if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			if name == "Remove" {
+				_, err = Remove(path, target, nil)
+			} else {
+				_, err = Disable(path, target, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertOnly(t, append(keep, BackupPath(path))...)
 		})
 	}
 }
@@ -176,5 +263,49 @@ func TestStepString(t *testing.T) {
 	t.Parallel()
 	if StepAfterBackup.String() != "after-backup" || Step(99).String() != "Step(99)" {
 		t.Fatal("Step.String")
+	}
+}
+
+// TestCrashTwiceThenRecover: two crashed edits in a row, at any pair of
+// steps, then a clean one: the config is the intended edit, the backup is
+// the original on its own inode, and nothing else is left in the
+// directory.
+func TestCrashTwiceThenRecover(t *testing.T) {
+	t.Parallel()
+	steps := []Step{StepBeforeTempWrite, StepAfterTempWrite, StepAfterBackup, StepAfterRename}
+	for _, first := range steps {
+		for _, second := range steps {
+			t.Run(first.String()+"/"+second.String(), func(t *testing.T) {
+				t.Parallel()
+				path, src := setupFile(t, 0o640)
+				want, _ := DisableBytes(src, target)
+				for _, at := range []Step{first, second} {
+					_, err := Disable(path, target, &Opts{Hook: func(s Step) error {
+						if s == at {
+							return errCrash
+						}
+						return nil
+					}})
+					// A run that finds the edit already made has nothing to
+					// crash in.
+					if err != nil && !errors.Is(err, errCrash) {
+						t.Fatal(err)
+					}
+					if got := read(t, path); !bytes.Equal(got, src) && !bytes.Equal(got, want) {
+						t.Fatalf("config is neither the original nor the edit:\n%s", got)
+					}
+				}
+				if _, err := Disable(path, target, nil); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(read(t, path), want) || !bytes.Equal(read(t, BackupPath(path)), src) {
+					t.Fatal("config or backup wrong after recovery")
+				}
+				if a, b := mustStat(t, path), mustStat(t, BackupPath(path)); a.Ino == b.Ino {
+					t.Fatal("backup shares the live file's inode")
+				}
+				assertOnly(t, path, BackupPath(path))
+			})
+		}
 	}
 }
