@@ -81,8 +81,14 @@ func Sign(body []byte, key crypto.Signer, opts *SignOpts) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s["signatureValue"] = base64.StdEncoding.EncodeToString(raw)
-	return appendMember(body, "signature", s, len(doc) > 0)
+	// In the order Mastodon writes the members.
+	out := struct {
+		Type           string `json:"type"`
+		Creator        string `json:"creator"`
+		Created        string `json:"created"`
+		SignatureValue string `json:"signatureValue"`
+	}{TypeRsaSignature2017, opts.Creator, s["created"].(string), base64.StdEncoding.EncodeToString(raw)}
+	return appendMember(body, "signature", out, len(doc) > 0)
 }
 
 // appendMember adds "name": v as the last member of the JSON object
