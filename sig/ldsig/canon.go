@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -98,28 +99,36 @@ func checkContexts(doc map[string]any, l *loader) (err error) {
 		}
 	}()
 	opts := ldOptions(l)
-	return walkContexts(doc, ld.NewContext(nil, opts), ld.NewContext(nil, opts))
+	root := ld.NewContext(nil, opts) // Parse copies; root stays empty
+	return walkContexts(doc, root, root, nil)
 }
 
 // walkContexts checks node under actual (the document's contexts) and
-// known (only the shipped contexts among them, by URL).
-func walkContexts(node any, actual, known *ld.Context) error {
+// known (only the shipped contexts among them, by URL); from is the @context value that produced actual, so
+// that a nested copy of it (Fedify repeats the document's context in its
+// proof) is not processed again: applying a context twice changes
+// nothing.
+func walkContexts(node any, actual, known *ld.Context, from any) error {
 	switch n := node.(type) {
 	case []any:
 		for _, e := range n {
-			if err := walkContexts(e, actual, known); err != nil {
+			if err := walkContexts(e, actual, known, from); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
-		if c, ok := n["@context"]; ok {
+		if c, ok := n["@context"]; ok && !reflect.DeepEqual(c, from) {
+			parent := actual
 			var err error
-			if actual, err = actual.Parse(c); err != nil {
+			if actual, err = parent.Parse(c); err != nil {
 				return ldError(err)
 			}
-			if known, err = known.Parse(urlsOnly(c)); err != nil {
+			if u := urlsOnly(c); reflect.DeepEqual(u, c) && parent == known {
+				known = actual // no inline context: both readers agree
+			} else if known, err = known.Parse(u); err != nil {
 				return ldError(err)
 			}
+			from = c
 		}
 		for k, v := range n {
 			if k == "@context" {
@@ -135,7 +144,7 @@ func walkContexts(node any, actual, known *ld.Context) error {
 					}
 				}
 			}
-			if err := walkContexts(v, actual, known); err != nil {
+			if err := walkContexts(v, actual, known, from); err != nil {
 				return err
 			}
 		}
