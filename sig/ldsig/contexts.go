@@ -18,44 +18,44 @@ import (
 //go:embed contexts/*.json
 var contextFiles embed.FS
 
-// Context URLs the package ships.
+// Context URLs the package ships (ShippedContexts lists them).
 const (
-	ContextActivityStreams   = "https://www.w3.org/ns/activitystreams"
-	ContextSecurityV1        = "https://w3id.org/security/v1"
-	ContextSecurityV2        = "https://w3id.org/security/v2"
-	ContextIdentityV1        = "https://w3id.org/identity/v1"
-	ContextDataIntegrityV1   = "https://w3id.org/security/data-integrity/v1"
-	ContextDataIntegrityV2   = "https://w3id.org/security/data-integrity/v2"
-	ContextMultikeyV1        = "https://w3id.org/security/multikey/v1"
-	ContextDIDV1             = "https://www.w3.org/ns/did/v1"
-	ContextCIDV1             = "https://www.w3.org/ns/cid/v1"
-	ContextGoToSocial        = "https://gotosocial.org/ns"
-	ContextWebFinger         = "https://purl.archive.org/socialweb/webfinger"
-	ContextMiscellany        = "https://purl.archive.org/miscellany"
-	ContextFEP5711           = "https://w3id.org/fep/5711"
-	ContextFEPef61           = "https://w3id.org/fep/ef61"
-	ContextMastodonNamespace = "http://joinmastodon.org/ns"
-	ContextLemmy             = "https://join-lemmy.org/context.json"
+	ctxActivityStreams   = "https://www.w3.org/ns/activitystreams"
+	ctxSecurityV1        = "https://w3id.org/security/v1"
+	ctxSecurityV2        = "https://w3id.org/security/v2"
+	ctxIdentityV1        = "https://w3id.org/identity/v1"
+	ctxDataIntegrityV1   = "https://w3id.org/security/data-integrity/v1"
+	ctxDataIntegrityV2   = "https://w3id.org/security/data-integrity/v2"
+	ctxMultikeyV1        = "https://w3id.org/security/multikey/v1"
+	ctxDIDV1             = "https://www.w3.org/ns/did/v1"
+	ctxCIDV1             = "https://www.w3.org/ns/cid/v1"
+	ctxGoToSocial        = "https://gotosocial.org/ns"
+	ctxWebFinger         = "https://purl.archive.org/socialweb/webfinger"
+	ctxMiscellany        = "https://purl.archive.org/miscellany"
+	ctxFEP5711           = "https://w3id.org/fep/5711"
+	ctxFEPef61           = "https://w3id.org/fep/ef61"
+	ctxMastodonNamespace = "http://joinmastodon.org/ns"
+	ctxLemmy             = "https://join-lemmy.org/context.json"
 )
 
 // shippedFiles maps each shipped URL to its file under contexts/.
 var shippedFiles = map[string]string{
-	ContextActivityStreams:   "activitystreams.json",
-	ContextSecurityV1:        "security-v1.json",
-	ContextSecurityV2:        "security-v2.json",
-	ContextIdentityV1:        "identity-v1.json",
-	ContextDataIntegrityV1:   "security-data-integrity-v1.json",
-	ContextDataIntegrityV2:   "security-data-integrity-v2.json",
-	ContextMultikeyV1:        "security-multikey-v1.json",
-	ContextDIDV1:             "did-v1.json",
-	ContextCIDV1:             "cid-v1.json",
-	ContextGoToSocial:        "gotosocial.json",
-	ContextWebFinger:         "webfinger.json",
-	ContextMiscellany:        "miscellany.json",
-	ContextFEP5711:           "fep-5711.json",
-	ContextFEPef61:           "fep-ef61.json",
-	ContextMastodonNamespace: "joinmastodon.json",
-	ContextLemmy:             "join-lemmy.json",
+	ctxActivityStreams:   "activitystreams.json",
+	ctxSecurityV1:        "security-v1.json",
+	ctxSecurityV2:        "security-v2.json",
+	ctxIdentityV1:        "identity-v1.json",
+	ctxDataIntegrityV1:   "security-data-integrity-v1.json",
+	ctxDataIntegrityV2:   "security-data-integrity-v2.json",
+	ctxMultikeyV1:        "security-multikey-v1.json",
+	ctxDIDV1:             "did-v1.json",
+	ctxCIDV1:             "cid-v1.json",
+	ctxGoToSocial:        "gotosocial.json",
+	ctxWebFinger:         "webfinger.json",
+	ctxMiscellany:        "miscellany.json",
+	ctxFEP5711:           "fep-5711.json",
+	ctxFEPef61:           "fep-ef61.json",
+	ctxMastodonNamespace: "joinmastodon.json",
+	ctxLemmy:             "join-lemmy.json",
 }
 
 // ShippedContexts returns the URLs of the context documents the package

@@ -22,8 +22,9 @@
 // an *UnknownContextError unless Verifier.Contexts supplies it.
 //
 // The signature covers the RDF graph, not the JSON text: a member no
-// context defines is dropped before hashing and so is not signed (as in
-// Mastodon and Fedify), and a context inside the document could make the
+// context defines is dropped before hashing, and a type name no context
+// defines becomes an anonymous node, so neither is signed (as in Mastodon
+// and Fedify); and a context inside the document could make the
 // same graph read differently as JSON. VerifyActivity therefore refuses a
 // document whose own contexts change what a shipped context says a member
 // or type name means (ErrContextOverride), and documents with duplicate
@@ -34,7 +35,8 @@
 // proof first and the RsaSignature2017 signature last, over the proof too.
 // The proof therefore verifies over the document with signature detached:
 //
-//	doc, _ := decode(body)
+//	var doc map[string]any
+//	_ = json.Unmarshal(body, &doc)
 //	proof, err := sig.VerifyProof(ldsig.Detach(doc), edKey)
 //
 // and to send both, make the proof (sig.CreateProof) before calling Sign.

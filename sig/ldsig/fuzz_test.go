@@ -1,7 +1,6 @@
 package ldsig_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -88,7 +87,7 @@ func FuzzVerifyActivity(f *testing.F) {
 	v := &ldsig.Verifier{Keys: anyKey(mActor, &key.PublicKey)}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		id, owner, err := v.VerifyActivity(context.Background(), body)
-		if err == nil && (id.IsZero() || owner != mActor || !bytes.Contains(body, []byte("RsaSignature2017"))) {
+		if err == nil && (id.IsZero() || owner != mActor) {
 			t.Fatalf("accepted with key %q owner %q", id, owner)
 		}
 	})

@@ -186,7 +186,7 @@ func signedData(doc, signature map[string]any, l *loader) ([]byte, error) {
 	delete(opts, "type")
 	delete(opts, "id")
 	delete(opts, "signatureValue")
-	opts["@context"] = ContextIdentityV1
+	opts["@context"] = ctxIdentityV1
 	oh, err := hash(opts, l)
 	if err != nil {
 		return nil, err
