@@ -30,9 +30,6 @@ func Canonicalize(doc []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := checkShape(m); err != nil {
-		return "", err
-	}
 	l, err := newLoader(nil)
 	if err != nil {
 		return "", err
@@ -40,15 +37,30 @@ func Canonicalize(doc []byte) (string, error) {
 	return canonicalize(m, l)
 }
 
-// canonicalize runs URDNA2015 over doc. json-gold is not written for
-// hostile input, so a panic inside it is a refusal, not a crash.
+// canonicalize runs URDNA2015 over doc, after checkBlankNodes has bounded
+// its cost. json-gold is not written for hostile input, so a panic inside
+// it is a refusal, not a crash.
 func canonicalize(doc any, l *loader) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("%w: JSON-LD processor failed", ErrMalformed)
 		}
 	}()
-	res, err := ld.NewJsonLdProcessor().Normalize(doc, ldOptions(l))
+	opts := ldOptions(l)
+	toRDF := ldOptions(l)
+	toRDF.Format = "" // the dataset itself, to inspect before normalising
+	ds, err := ld.NewJsonLdProcessor().ToRDF(doc, toRDF)
+	if err != nil {
+		return "", ldError(err)
+	}
+	dataset, ok := ds.(*ld.RDFDataset)
+	if !ok {
+		return "", fmt.Errorf("%w: dataset is %T", ErrMalformed, ds)
+	}
+	if err := checkBlankNodes(dataset); err != nil {
+		return "", err
+	}
+	res, err := ld.NewJsonLdApi().Normalize(dataset, opts)
 	if err != nil {
 		return "", ldError(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,17 +68,51 @@ func TestCanonicalizeShippedContexts(t *testing.T) {
 // before it starts, and a URDNA2015 case it must get right.
 func TestCanonicalizeBounds(t *testing.T) {
 	t.Parallel()
-	twins := `{"@context":"https://www.w3.org/ns/activitystreams","type":"Note","tag":[` +
-		strings.Repeat(`{"type":"Mention","href":"https://a.example/u"},`, 4) + `{"type":"Mention","href":"https://a.example/v"}]}`
-	twinsUnderIRI := strings.Replace(twins, `"type":"Note"`, `"id":"https://a.example/n","type":"Note"`, 1)
+	// Identical anonymous objects nested in identical anonymous objects:
+	// the shape that makes URDNA2015 factorial.
+	var node func(depth, branch int) string
+	node = func(depth, branch int) string {
+		if depth == 0 {
+			return `{"type":"Note"}`
+		}
+		kids := make([]string, branch)
+		for i := range kids {
+			kids[i] = node(depth-1, branch)
+		}
+		return `{"type":"Note","tag":[` + strings.Join(kids, ",") + `]}`
+	}
+	const as = `{"@context":"https://www.w3.org/ns/activitystreams",`
+	tree := func(depth, branch int) string { return as + node(depth, branch)[1:] }
+	// A ring of n blank nodes named explicitly.
+	ring := func(n int) string {
+		var b strings.Builder
+		b.WriteString(`{"@context":"https://www.w3.org/ns/activitystreams","@graph":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"id":"_:n%d","type":"Note","inReplyTo":"_:n%d"}`, i, (i+1)%n)
+		}
+		return b.String() + "]}"
+	}
 	cases := []struct {
 		name, doc string
 		want      error
 		contains  string
 	}{
-		{name: "anonymous-twins", doc: twins, want: ldsig.ErrTooComplex},
-		{name: "twins-under-iri-node", doc: twinsUnderIRI, contains: `<https://a.example/n> <https://www.w3.org/ns/activitystreams#tag> _:c14n`},
-		{name: "blank-node-id", doc: `{"@context":"https://www.w3.org/ns/activitystreams","id":"_:b0","type":"Note","inReplyTo":"_:b0"}`, want: ldsig.ErrTooComplex},
+		// 255 nodes, 5 KB: 18 s in json-gold without the bound.
+		{name: "binary-tree-depth-7", doc: tree(7, 2), want: ldsig.ErrTooComplex},
+		// 121 nodes, 2 KB: 2.5 s without the bound.
+		{name: "ternary-tree-depth-4", doc: tree(4, 3), want: ldsig.ErrTooComplex},
+		// Two copies of a 31-node tree, 1 KB: 41 s without the bound.
+		{name: "two-trees-5-by-5", doc: as + `"id":"https://a.example/x","tag":[` + node(2, 5) + "," + node(2, 5) + `]}`, want: ldsig.ErrTooComplex},
+		{name: "binary-tree-depth-4", doc: tree(4, 2), want: ldsig.ErrTooComplex},
+		{name: "binary-tree-depth-3", doc: tree(3, 2), contains: `<http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <https://www.w3.org/ns/activitystreams#Note>`},
+		{name: "star-of-31", doc: tree(1, 31), contains: `<https://www.w3.org/ns/activitystreams#tag>`},
+		{name: "ring-of-6", doc: ring(6), want: ldsig.ErrTooComplex},
+		{name: "ring-of-5", doc: ring(5), contains: `_:c14n4 <https://www.w3.org/ns/activitystreams#inReplyTo> _:c14n`},
+		{name: "many-leaves-under-iri-node", doc: `{"@context":"https://www.w3.org/ns/activitystreams","id":"https://a.example/n","tag":[` + strings.Repeat(`{"type":"Mention","href":"https://a.example/u"},`, 300) + `{"type":"Mention"}]}`,
+			contains: `<https://a.example/n> <https://www.w3.org/ns/activitystreams#tag> _:c14n`},
 		{name: "deep", doc: strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70), want: ldsig.ErrTooComplex},
 		{name: "duplicate", doc: `{"@id":"https://a.example/","@id":"https://b.example/"}`, want: ldsig.ErrMalformed},
 		{name: "trailing-data", doc: `{"@id":"https://a.example/"} {}`, want: ldsig.ErrMalformed},

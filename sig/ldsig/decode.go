@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 )
 
 // Bounds on a hostile document.
@@ -16,10 +15,6 @@ const (
 	MaxBodyBytesDefault = 1 << 20
 	maxDepth            = 64
 	maxNodes            = 1 << 16
-	// maxTwins bounds anonymous objects under one anonymous object that
-	// look alike: URDNA2015 tries every order of such a group, so a group
-	// of n costs n!.
-	maxTwins = 3
 )
 
 // decodeObject parses body as one JSON object, refusing duplicate member
@@ -99,100 +94,4 @@ func decodeValue(dec *json.Decoder, depth int, nodes *int) (any, error) {
 	default:
 		return t, nil // string, float64, bool or nil
 	}
-}
-
-// blankLabel matches a blank node identifier as JSON-LD reads one.
-var blankLabel = regexp.MustCompile(`^_:[A-Za-z0-9_.\-]+$`)
-
-// checkShape refuses what could make URDNA2015 take exponential time.
-// Without explicit blank node identifiers the blank nodes of a JSON-LD
-// document form a tree (each anonymous object is named once, by its
-// parent), and the algorithm's costly permutations only arise among
-// look-alike anonymous children of an anonymous object.
-func checkShape(v any) error {
-	switch n := v.(type) {
-	case string:
-		if blankLabel.MatchString(n) {
-			return fmt.Errorf("%w: explicit blank node identifier %.64q", ErrTooComplex, n)
-		}
-	case []any:
-		for _, e := range n {
-			if err := checkShape(e); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		if !hasID(n) {
-			if err := checkTwins(n); err != nil {
-				return err
-			}
-		}
-		for k, e := range n {
-			if k == "@context" {
-				continue // term definitions, not data
-			}
-			if err := checkShape(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func hasID(m map[string]any) bool {
-	for _, k := range []string{"id", "@id"} {
-		if s, ok := m[k].(string); ok && s != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// checkTwins counts the anonymous children of an anonymous object by
-// their shape: their scalar members, with objects and arrays reduced to a
-// marker, which is what tells blank nodes apart at the first degree.
-func checkTwins(m map[string]any) error {
-	seen := map[string]int{}
-	count := func(c map[string]any) error {
-		if hasID(c) {
-			return nil
-		}
-		shape := make(map[string]any, len(c))
-		for k, v := range c {
-			switch v.(type) {
-			case map[string]any:
-				shape[k] = "{}"
-			case []any:
-				shape[k] = "[]"
-			default:
-				shape[k] = v
-			}
-		}
-		b, _ := json.Marshal(shape)
-		seen[string(b)]++
-		if seen[string(b)] > maxTwins {
-			return fmt.Errorf("%w: more than %d look-alike anonymous objects in one anonymous object", ErrTooComplex, maxTwins)
-		}
-		return nil
-	}
-	for k, v := range m {
-		if k == "@context" {
-			continue
-		}
-		switch c := v.(type) {
-		case map[string]any:
-			if err := count(c); err != nil {
-				return err
-			}
-		case []any:
-			for _, e := range c {
-				if cm, ok := e.(map[string]any); ok {
-					if err := count(cm); err != nil {
-						return err
-					}
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -33,10 +33,9 @@ var (
 	// duplicate member names, or the signature's members are not of the
 	// expected types, or the JSON-LD processor refuses the document.
 	ErrMalformed = errors.New("ldsig: malformed document")
-	// ErrTooComplex is returned for a document over the size, depth or
-	// node bounds, or with explicit blank node identifiers or many
-	// indistinguishable anonymous objects, whose canonicalisation could
-	// take exponential time.
+	// ErrTooComplex is returned for a document over the size, nesting or
+	// value-count bounds, or whose blank nodes are linked in groups
+	// canonicalisation could take exponential time over.
 	ErrTooComplex = errors.New("ldsig: document too large or too complex")
 )
 
