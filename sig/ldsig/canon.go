@@ -23,9 +23,13 @@ func ldOptions(l *loader) *ld.JsonLdOptions {
 
 // Canonicalize returns the URDNA2015 canonical N-Quads of a JSON-LD
 // document, loading contexts only from those the package ships. It
-// applies the same bounds as VerifyActivity and returns ErrMalformed,
-// ErrTooComplex or an *UnknownContextError.
+// applies the same bounds as VerifyActivity (MaxBodyBytesDefault,
+// nesting, blank nodes) and returns ErrMalformed, ErrTooComplex or an
+// *UnknownContextError.
 func Canonicalize(doc []byte) (string, error) {
+	if len(doc) > MaxBodyBytesDefault {
+		return "", fmt.Errorf("%w: document of %d bytes", ErrTooComplex, len(doc))
+	}
 	m, err := decodeObject(doc)
 	if err != nil {
 		return "", err

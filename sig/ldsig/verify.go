@@ -108,9 +108,11 @@ func Detach(doc map[string]any) map[string]any {
 // Before canonicalising it refuses what could mislead a reader or stall
 // the canonicaliser: duplicate member names, inline contexts that change
 // a shipped term's meaning (ErrContextOverride), and documents over the
-// size, nesting and blank-node bounds (ErrTooComplex). Unless DisableActorCheck, the key's owner must be the
-// activity's actor (ErrNotOwned).
+// size, nesting and blank-node bounds (ErrTooComplex). Unless
+// DisableActorCheck, the key's owner must be the activity's actor
+// (ErrNotOwned).
 //
+// On failure keyID is the claimed creator once the signature parsed.
 // Errors: ErrNoSignature, ErrUnsupportedType, ErrMalformed,
 // ErrTooComplex, ErrContextOverride, *UnknownContextError, the resolver's
 // error wrapped with sig.ErrUnknownKey, ErrBadSignature, ErrNotOwned.
@@ -118,12 +120,12 @@ func (v *Verifier) VerifyActivity(ctx context.Context, body []byte) (keyID sig.K
 	if v.Keys == nil {
 		return sig.KeyID{}, "", errors.New("ldsig: Verifier without Keys")
 	}
-	max := v.MaxBodyBytes
-	if max <= 0 {
-		max = MaxBodyBytesDefault
+	limit := v.MaxBodyBytes
+	if limit <= 0 {
+		limit = MaxBodyBytesDefault
 	}
-	if int64(len(body)) > max {
-		return sig.KeyID{}, "", fmt.Errorf("%w: body of %d bytes, limit %d", ErrTooComplex, len(body), max)
+	if int64(len(body)) > limit {
+		return sig.KeyID{}, "", fmt.Errorf("%w: body of %d bytes, limit %d", ErrTooComplex, len(body), limit)
 	}
 	doc, err := decodeObject(body)
 	if err != nil {
