@@ -6,8 +6,11 @@ import (
 	"crypto"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/fedkit/fedkit/internal/fixture"
 
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/ldsig"
@@ -213,5 +216,38 @@ func TestUnknownContextError(t *testing.T) {
 		if !errors.As(err, &uc) || uc.URL != u || !strings.Contains(err.Error(), "never fetched") {
 			t.Fatalf("%s: %v, want *UnknownContextError", u, err)
 		}
+	}
+}
+
+// TestSignVerifyFedifyActorUpdate signs, with the project's test key, an
+// Update carrying the shared Fedify actor document (read in place): its
+// seven contexts (DID, Multikey, GoToSocial and Mastodon's inline terms
+// among them) must load from the shipped copies and pass the override
+// check.
+func TestSignVerifyFedifyActorUpdate(t *testing.T) {
+	t.Parallel()
+	key := testKey(t)
+	actor := decode(t, fixture.Shared(t, "ldsig/fedify-actor.json"))
+	update := map[string]any{
+		"@context": actor["@context"],
+		"id":       actor["id"].(string) + "#update/1",
+		"type":     "Update",
+		"actor":    actor["id"],
+		"to":       "https://www.w3.org/ns/activitystreams#Public",
+		"object":   maps.Clone(actor),
+	}
+	delete(update["object"].(map[string]any), "@context")
+	signed, err := ldsig.Sign(encode(t, update), key, &ldsig.SignOpts{Creator: actor["id"].(string) + "#main-key", Created: mCreated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &ldsig.Verifier{Keys: keys(actor["id"].(string)+"#main-key", actor["id"].(string), &key.PublicKey)}
+	if _, _, err := v.VerifyActivity(context.Background(), signed); err != nil {
+		t.Fatalf("VerifyActivity: %v", err)
+	}
+	m := decode(t, signed)
+	m["object"].(map[string]any)["preferredUsername"] = "mallory"
+	if _, _, err := v.VerifyActivity(context.Background(), encode(t, m)); !errors.Is(err, ldsig.ErrBadSignature) {
+		t.Fatalf("changed preferredUsername: %v, want ErrBadSignature", err)
 	}
 }
