@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fedkit/fedkit/internal/fixture"
@@ -202,12 +205,20 @@ func TestFedifyProofDetached(t *testing.T) {
 	}
 }
 
-// TestUnknownContextNeverFetched names a context on a loopback server and
-// checks that it is refused without a request.
+// TestUnknownContextError names contexts the package does not ship,
+// among them one served by a loopback server, and checks that each is
+// refused with its URL and that the server saw no request.
 func TestUnknownContextError(t *testing.T) {
 	t.Parallel()
 	f := loadFedify(t)
-	for _, u := range []string{"https://contexts.example/ctx", "file:///etc/passwd", "/etc/passwd", "testdata/ctx.json"} {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/ld+json")
+		_, _ = w.Write([]byte(`{"@context":{"madeUp":"https://example.com/ns#madeUp"}}`))
+	}))
+	defer srv.Close()
+	for _, u := range []string{srv.URL + "/context.jsonld", "https://contexts.example/ctx", "file:///etc/passwd", "/etc/passwd", "testdata/ctx.json"} {
 		m := decode(t, f.body)
 		appendContext(m, u)
 		v := &ldsig.Verifier{Keys: keys(f.keyID, f.actor, f.rsaPub)}
@@ -216,6 +227,9 @@ func TestUnknownContextError(t *testing.T) {
 		if !errors.As(err, &uc) || uc.URL != u || !strings.Contains(err.Error(), "never fetched") {
 			t.Fatalf("%s: %v, want *UnknownContextError", u, err)
 		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the context server saw %d requests", n)
 	}
 }
 
