@@ -20,6 +20,7 @@ func TestDependencyDirection(t *testing.T) {
 	}{
 		{pkg: "client", forbidden: drivers, ownTree: true},
 		{pkg: "sig", forbidden: drivers, ownTree: true},
+		{pkg: "sig/ldsig", forbidden: append(drivers, mod+"/client", mod+"/origin", mod+"/fetch", mod+"/deliver", mod+"/identity", mod+"/directory")}, // sig and the JSON-LD library only
 		{pkg: "origin", forbidden: drivers, ownTree: true},
 		{pkg: "fetch", forbidden: drivers},
 		{pkg: "deliver", forbidden: drivers},

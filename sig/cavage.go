@@ -25,6 +25,12 @@ const (
 	CavageRSASHA512 = "rsa-sha512"
 	CavageEd25519   = "ed25519"
 	CavageHS2019    = "hs2019"
+	// CavageEd25519SHA512 is the name Misskey (and the Joyent and PeerTube
+	// http-signature libraries it follows) writes for Ed25519 keys. It is
+	// plain Ed25519 over the signing string: the SHA-512 is Ed25519's own,
+	// not a pre-hash, so it verifies exactly as CavageEd25519. We accept
+	// it and never write it.
+	CavageEd25519SHA512 = "ed25519-sha512"
 )
 
 // Bounds on a hostile cavage Signature header.
@@ -301,7 +307,7 @@ func cavageVerify(alg string, pub crypto.PublicKey, msg, sig []byte) error {
 			return verifyRaw(AlgRSAPSSSHA512, k, msg, sig)
 		}
 	case ed25519.PublicKey:
-		if alg == CavageEd25519 || alg == CavageHS2019 || alg == "" {
+		if alg == CavageEd25519 || alg == CavageEd25519SHA512 || alg == CavageHS2019 || alg == "" {
 			return verifyRaw(AlgEd25519, k, msg, sig)
 		}
 	case *ecdsa.PublicKey:

@@ -26,6 +26,15 @@
 //	http.Handle("/inbox", v.Middleware(inbox))
 //	res, err := v.Verify(req) // res.KeyID, res.Owner, res.Scheme
 //
+// Signer.Sign reads the clock for each request, and deliver and fetch sign
+// each attempt just before sending it: keep it that way. Misskey and
+// PeerTube refuse a Date more than 2 s ahead of their clock (and Misskey
+// one more than 300 s old), so a request signed early, or by a host whose
+// clock runs ahead, fails there although Mastodon's hour of skew would
+// pass it. Misskey's own Ed25519 cavage signatures say
+// algorithm="ed25519-sha512" (CavageEd25519SHA512); the Verifier reads
+// that as Ed25519.
+//
 // Keys come from PEM (ParsePrivateKeyPEM, ParsePublicKeyPEM: PKCS#1,
 // PKCS#8, SPKI, SEC 1; RSA keys under the id-RSASSA-PSS OID too, as RFC
 // 9421's test-key-rsa-pss, read as plain RSA keys) or Multikey.

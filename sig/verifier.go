@@ -191,7 +191,7 @@ func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: digest not signed", ErrMissingComponent)
 	}
 	switch cs.Algorithm {
-	case "", CavageRSASHA256, CavageRSASHA512, CavageHS2019, CavageEd25519, "ecdsa-sha256":
+	case "", CavageRSASHA256, CavageRSASHA512, CavageHS2019, CavageEd25519, CavageEd25519SHA512, "ecdsa-sha256":
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupportedAlgorithm, cs.Algorithm)
 	}
