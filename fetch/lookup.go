@@ -79,6 +79,17 @@ type head struct {
 	Next         json.RawMessage `json:"next"`
 	Items        json.RawMessage `json:"items"`
 	OrderedItems json.RawMessage `json:"orderedItems"`
+	TotalItems   json.RawMessage `json:"totalItems"`
+}
+
+// totalItems returns the document's totalItems, or -1 when it has none
+// that is a non-negative integer.
+func (p *head) totalItems() int64 {
+	var n int64
+	if !hasValue(p.TotalItems) || json.Unmarshal(p.TotalItems, &n) != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 func parseHead(b []byte) (*head, error) {
