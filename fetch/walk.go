@@ -425,12 +425,10 @@ func (w *Walk) take(p *head) ([]Item, error) {
 				out = append(out, Item{IRI: s})
 			}
 		case '{':
-			var h struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(e, &h)
-			it := Item{Object: e, ID: h.ID}
-			it.Claim = h.ID != "" && !w.sameAs(h.ID, false)
+			id, ambiguous := objectID(e)
+			it := Item{Object: e, ID: id}
+			// An ambiguous id is no claim the collection can vouch for.
+			it.Claim = ambiguous || (id != "" && !w.sameAs(id, false))
 			out = append(out, it)
 		}
 	}

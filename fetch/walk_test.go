@@ -364,3 +364,21 @@ func TestWalkEndsOnEmptyPages(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkAmbiguousItemIDIsClaim: an embedded item whose "id" is another
+// server's, with an "ID" of the collection's own beside it, is a claim to
+// look up, never an object the collection vouches for.
+func TestWalkAmbiguousItemIDIsClaim(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "mastodon.test")
+	victim := newSite(t, "victim.test")
+	s.ap("/outbox", `{"id":"{base}/outbox","type":"OrderedCollection","orderedItems":[`+
+		`{"id":"`+victim.base+`/notes/1","ID":"{base}/notes/1","type":"Note"},{"id":"{base}/notes/2","type":"Note","name":"ID"}]}`)
+	got, err := collect(t, newFetcher(t, nil).Walk(s.url("/outbox"), fetch.WalkLimits{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Claim || got[1].Claim || got[1].ID != s.url("/notes/2") {
+		t.Fatalf("items %+v, want the ambiguous one a claim and the plain one not", got)
+	}
+}
