@@ -97,3 +97,25 @@ func TestNewRowResolutionBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordTextWithNUL: a record's strings may carry \u0000, which JSON
+// allows and PostgreSQL text refuses. Such a post or profile is stored
+// without the NULs, not failed as a database error and redriven ten times.
+func TestRecordTextWithNUL(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	alice := plcDID("alice")
+	h.net.Claim(alice, "alice.lemmy.world.ap.bridge.test", bridgePDS)
+	h.handle(profileFrame(alice, "3laaa", map[string]any{"displayName": "Al\u0000ice", "description": "\u0000"}))
+	h.handle(commitFrame(alice, "app.bsky.feed.post", "3lp1", "3lab1", "create", map[string]any{"text": "he\u0000llo", "createdAt": "2026-11-29T12:00:00Z"}))
+	if n, _, code, _ := h.redriveRows(alice); n != 0 {
+		t.Fatalf("queued for redrive (%s)", code)
+	}
+	if a := h.actor(alice); a.DisplayName != "Alice" || a.Description != "" {
+		t.Errorf("profile %q %q, want the NULs dropped", a.DisplayName, a.Description)
+	}
+	posts, err := h.app.store.PostsByAuthor(h.ctx, alice, time.Time{}, "", 10)
+	if err != nil || len(posts) != 1 || posts[0].Text != "hello" {
+		t.Fatalf("posts %+v, %v; want one, text %q", posts, err, "hello")
+	}
+}

@@ -344,7 +344,7 @@ func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 	}
 	status := ""
 	if !a.Active {
-		status = a.Status
+		status = dropNUL(a.Status)
 		if status == "" {
 			status = "inactive"
 		}
@@ -392,8 +392,9 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 	}
 	var rec profileRecord
 	if c.Operation != jetstream.OpDelete {
-		if err := json.Unmarshal(c.Record, &rec); err != nil {
-			return permanent("malformed-record", err)
+		var err error
+		if rec, err = decodeProfile(c.Record); err != nil {
+			return err
 		}
 	}
 	m, err := in.d.Store.MarkOf(ctx, f.DID)
@@ -610,23 +611,60 @@ func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
 	if k != store.KindUser {
 		return nil
 	}
-	uri := "at://" + f.DID + "/" + c.Collection + "/" + c.RKey
+	uri := postURI(f)
 	if c.Operation == jetstream.OpDelete {
 		if err := in.d.Store.DeletePost(ctx, uri); err != nil {
 			return transient(identity.ReasonStoreFailed, err)
 		}
 		return nil
 	}
+	p, err := postOf(f)
+	if err != nil {
+		return err
+	}
+	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, p); err != nil {
+		return transient(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}
+
+// decodeProfile reads a profile record (a user's or a community's) as the
+// AppView stores it. Text fields lose any NUL: JSON carries \u0000, a
+// PostgreSQL text column refuses it, and the record is otherwise good.
+func decodeProfile(raw json.RawMessage) (profileRecord, error) {
+	var rec profileRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, permanent("malformed-record", err)
+	}
+	for _, s := range []*string{&rec.DisplayName, &rec.Description, &rec.Name, &rec.Origin, &rec.OriginUsername,
+		&rec.OriginURL, &rec.OriginSoftware, &rec.HostedBy} {
+		*s = dropNUL(*s)
+	}
+	return rec, nil
+}
+
+func postURI(f jetstream.Frame) string {
+	return "at://" + f.DID + "/" + f.Commit.Collection + "/" + f.Commit.RKey
+}
+
+// postOf reads a post commit as the AppView stores it: its text without
+// NULs, and its createdAt, or the event's time when that is not RFC 3339.
+func postOf(f jetstream.Frame) (store.Post, error) {
+	c := f.Commit
 	var rec postRecord
 	if err := json.Unmarshal(c.Record, &rec); err != nil {
-		return permanent("malformed-record", err)
+		return store.Post{}, permanent("malformed-record", err)
 	}
 	created, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(rec.CreatedAt))
 	if err != nil {
 		created = time.UnixMicro(f.TimeUS).UTC()
 	}
-	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, store.Post{URI: uri, CID: c.CID, Text: rec.Text, CreatedAt: created}); err != nil {
-		return transient(identity.ReasonStoreFailed, err)
+	return store.Post{URI: postURI(f), CID: dropNUL(c.CID), Text: dropNUL(rec.Text), CreatedAt: created}, nil
+}
+
+func dropNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
 	}
-	return nil
+	return strings.ReplaceAll(s, "\x00", "")
 }
