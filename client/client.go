@@ -51,6 +51,11 @@ type Config struct {
 	// redirect is then a *TooManyRedirectsError. Defaults to
 	// MaxRedirectsDefault (3).
 	MaxRedirects int
+	// AllowSchemeDowngrade lets a redirect take an https request to http,
+	// for development against a plain-HTTP server. Otherwise such a hop is
+	// a *SchemeDowngradeError, before it is signed or sent: an authorized
+	// fetch must not leave TLS. Defaults to false.
+	AllowSchemeDowngrade bool
 	// Timeout bounds a whole request, from resolving the host to reading the
 	// end of the body (for DoOpts.Stream, to the response headers). Defaults
 	// to TimeoutDefault.
@@ -403,6 +408,9 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 			return st.fail(fmt.Errorf("%w: redirect Location %q: %s", ErrInvalidURL, bounded(loc), bounded(err.Error())))
 		}
 		next.Fragment, next.RawFragment = "", ""
+		if strings.EqualFold(r.URL.Scheme, "https") && strings.EqualFold(next.Scheme, "http") && !c.cfg.AllowSchemeDowngrade {
+			return st.fail(&SchemeDowngradeError{URL: bounded(r.URL.String()), StatusCode: resp.StatusCode, Location: bounded(loc)})
+		}
 		if err := c.validate(next); err != nil {
 			return st.fail(err)
 		}

@@ -12,7 +12,9 @@
 //     and IPv4-compatible addresses are judged as IPv4, NAT64, 6to4 and
 //     Teredo are refused whatever they carry;
 //   - follows a GET's (or HEAD's) redirects itself, up to three hops,
-//     checking and re-signing each, and never follows any other method's;
+//     checking and re-signing each, refusing one from https to http
+//     (Config.AllowSchemeDowngrade for development), and never follows any
+//     other method's;
 //   - caps response bodies at 1 MiB, as a typed error, never a truncated
 //     document, and bounds time and header size;
 //   - never uses a proxy from the environment.
@@ -32,7 +34,8 @@
 //
 // Errors are classified with errors.As or errors.Is: *BlockedError (with the
 // host and the refused address), *TooLargeError, *TooManyRedirectsError,
-// *RedirectError (a redirect of a POST), ErrRedirectLoop, ErrHiddenService,
+// *RedirectError (a redirect of a POST), *SchemeDowngradeError (https
+// redirected to http), ErrRedirectLoop, ErrHiddenService,
 // ErrInvalidURL and ErrTimeout. Policy.Refuses exposes the address
 // classification itself, and ValidateURL checks a URL without sending it.
 package client

@@ -25,6 +25,8 @@ var (
 	// ErrRedirectLoop is returned when a GET's redirects come back to a URL
 	// already visited in the same request.
 	ErrRedirectLoop = errors.New("client: redirect loop")
+	// ErrSchemeDowngrade is matched by every *SchemeDowngradeError.
+	ErrSchemeDowngrade = errors.New("client: redirect from https to http")
 	// ErrRedirectNotFollowed is matched by every *RedirectError.
 	ErrRedirectNotFollowed = errors.New("client: redirect not followed")
 	// ErrTimeout wraps the error of a request that ran out of time: the
@@ -113,3 +115,23 @@ func (e *RedirectError) Error() string {
 
 // Is reports whether target is ErrRedirectNotFollowed.
 func (e *RedirectError) Is(target error) bool { return target == ErrRedirectNotFollowed }
+
+// SchemeDowngradeError reports a redirect from an https URL to an http one,
+// refused unless Config.AllowSchemeDowngrade: the hop would send the request,
+// and its signature, outside TLS.
+type SchemeDowngradeError struct {
+	// URL is the https URL that answered with the redirect.
+	URL string
+	// StatusCode is the redirect's status.
+	StatusCode int
+	// Location is the redirect's target as the server sent it.
+	Location string
+}
+
+// Error implements error.
+func (e *SchemeDowngradeError) Error() string {
+	return fmt.Sprintf("client: %s redirected (%d) to plain http %s; refused", e.URL, e.StatusCode, e.Location)
+}
+
+// Is reports whether target is ErrSchemeDowngrade.
+func (e *SchemeDowngradeError) Is(target error) bool { return target == ErrSchemeDowngrade }

@@ -589,3 +589,68 @@ func TestRequestShapeAsHTTPClient(t *testing.T) {
 		}
 	})
 }
+
+// TestRedirectSchemeDowngrade: an https GET redirected to http is refused
+// before the http hop is signed or sent, unless Config.AllowSchemeDowngrade.
+func TestRedirectSchemeDowngrade(t *testing.T) {
+	t.Parallel()
+	var plainHits atomic.Int32
+	plain := server(t, func(w http.ResponseWriter, r *http.Request) {
+		plainHits.Add(1)
+		io.WriteString(w, "plain")
+	})
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/down":
+			http.Redirect(w, r, plain.URL+"/doc", http.StatusFound)
+		case "/same":
+			http.Redirect(w, r, "/doc", http.StatusFound)
+		default:
+			io.WriteString(w, "tls")
+		}
+	}))
+	t.Cleanup(tlsSrv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(tlsSrv.Certificate())
+
+	for _, tc := range []struct {
+		name      string
+		allow     bool
+		path      string
+		wantErr   bool
+		wantBody  string
+		wantSigns int
+	}{
+		{name: "https to http refused", path: "/down", wantErr: true, wantSigns: 1},
+		{name: "https to http allowed for development", allow: true, path: "/down", wantBody: "plain", wantSigns: 2},
+		{name: "https to https followed", path: "/same", wantBody: "tls", wantSigns: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t, &Config{AllowPrivate: loopback, AllowSchemeDowngrade: tc.allow, TLSConfig: &tls.Config{RootCAs: pool}})
+			before := plainHits.Load()
+			signs := 0
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, tlsSrv.URL+tc.path, nil)
+			resp, err := b.c.DoWith(req, &DoOpts{Sign: func(*http.Request) error { signs++; return nil }})
+			if tc.wantErr {
+				var de *SchemeDowngradeError
+				if !errors.As(err, &de) || !errors.Is(err, ErrSchemeDowngrade) || de.URL != tlsSrv.URL+tc.path || de.Location != plain.URL+"/doc" || de.StatusCode != http.StatusFound {
+					t.Fatalf("Do = %v, want *SchemeDowngradeError", err)
+				}
+				if n := plainHits.Load() - before; n != 0 {
+					t.Errorf("http hop sent %d times", n)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := ReadAll(resp)
+				if err != nil || string(body) != tc.wantBody {
+					t.Fatalf("body %q, %v; want %q", body, err, tc.wantBody)
+				}
+			}
+			if signs != tc.wantSigns {
+				t.Errorf("signed %d times, want %d", signs, tc.wantSigns)
+			}
+		})
+	}
+}

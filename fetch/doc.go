@@ -27,7 +27,9 @@
 //
 // Pages must be on the collection's origin (or host, with ByHost); an
 // embedded item on another origin is flagged as a Claim, to be looked up
-// from its own id. WalkEmbedded starts from a collection another object
+// from its own id. A server linking a next page past the end (WriteFreely)
+// ends at the first empty page once totalItems were read, and after
+// WalkLimits.EmptyPages empty pages in a row in any case. WalkEmbedded starts from a collection another object
 // embeds and keeps to the embedder's origin. UnverifiedJSON reads any JSON
 // object for applications with rules of their own.
 //

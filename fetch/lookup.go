@@ -79,6 +79,17 @@ type head struct {
 	Next         json.RawMessage `json:"next"`
 	Items        json.RawMessage `json:"items"`
 	OrderedItems json.RawMessage `json:"orderedItems"`
+	TotalItems   json.RawMessage `json:"totalItems"`
+}
+
+// totalItems returns the document's totalItems, or -1 when it has none
+// that is a non-negative integer.
+func (p *head) totalItems() int64 {
+	var n int64
+	if !hasValue(p.TotalItems) || json.Unmarshal(p.TotalItems, &n) != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 func parseHead(b []byte) (*head, error) {
@@ -90,8 +101,89 @@ func parseHead(b []byte) (*head, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	if k := caseVariant(b, headKeys[:]); k != "" {
+		return nil, fmt.Errorf("%w: property %q differs from %q only in case", ErrMalformed, k, strings.ToLower(k))
+	}
 	return &h, nil
 }
+
+// headKeys are head's properties.
+var headKeys = [...]string{"id", "type", "attributedTo", "actor", "first", "next", "items", "orderedItems", "totalItems"}
+
+// caseVariant returns a top-level key of the JSON object b that is not one
+// of keys but equals one without regard to case (as encoding/json matches
+// struct fields, "ID" or "itemſ"), or "". Such a key would make head read
+// another value than JSON-LD and every map reader take for the property:
+// {"id": <another server's>, "ID": <its own>} would pass as the server's
+// own. A scan of the short quoted strings finds the candidates, so the
+// exact decode runs only for documents that have one (or an escape).
+func caseVariant(b []byte, keys []string) string {
+	if !mayHaveCaseVariant(b, keys) {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	for k := range m {
+		for _, want := range keys {
+			if k != want && strings.EqualFold(k, want) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// maxKeyScan bounds the quoted strings mayHaveCaseVariant looks at: the
+// longest key, each byte as a six-byte escape.
+const maxKeyScan = 6 * len("orderedItems")
+
+// mayHaveCaseVariant reports whether b holds a short quoted string that
+// has an escape or equals one of keys without regard to case but not
+// exactly.
+func mayHaveCaseVariant(b []byte, keys []string) bool {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return false
+		}
+		start := i + j + 1
+		end := min(len(b), start+maxKeyScan+1)
+		k := bytes.IndexByte(b[start:end], '"')
+		if k > 0 {
+			s := b[start : start+k]
+			if bytes.IndexByte(s, '\\') >= 0 {
+				return true
+			}
+			for _, want := range keys {
+				if string(s) != want && bytes.EqualFold(s, []byte(want)) {
+					return true
+				}
+			}
+		}
+		i = start
+	}
+	return false
+}
+
+// objectID returns the "id" of a JSON object, read exactly as JSON-LD reads
+// it; ambiguous reports a key that differs from "id" only in case, under
+// which encoding/json would read another value.
+func objectID(raw json.RawMessage) (id string, ambiguous bool) {
+	var o struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return "", false
+	}
+	if caseVariant(raw, idKey[:]) != "" {
+		return "", true
+	}
+	return o.ID, false
+}
+
+var idKey = [...]string{"id"}
 
 // firstType returns a "type" that is a string or the first string of an array.
 func firstType(raw json.RawMessage) string {
@@ -117,14 +209,10 @@ func iris(raw json.RawMessage) []string {
 	if json.Unmarshal(raw, &s) == nil {
 		return []string{s}
 	}
-	var o struct {
-		ID string `json:"id"`
-	}
 	if raw[0] == '{' {
-		if json.Unmarshal(raw, &o) == nil {
-			return []string{o.ID}
-		}
-		return []string{""}
+		// An ambiguous id is "", which is on no origin.
+		id, _ := objectID(raw)
+		return []string{id}
 	}
 	var a []json.RawMessage
 	if json.Unmarshal(raw, &a) == nil {

@@ -326,3 +326,46 @@ func TestLookupRetryAfterDateUsesClock(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+// TestLookupCaseVariantKeys: encoding/json matches struct fields without
+// regard to case, while JSON-LD and any map reader take "id" exactly. A
+// document from evil.test carrying "id" of another server beside "ID" of
+// its own (or an author, or a walked item, shaped so) must not pass as its
+// own: the keys are ambiguous, and the document is refused as malformed.
+func TestLookupCaseVariantKeys(t *testing.T) {
+	t.Parallel()
+	evil := newSite(t, "evil.test")
+	victim := newSite(t, "victim.test")
+	victim.ap("/users/bob/statuses/1", `{"id":"{base}/users/bob/statuses/1","type":"Note","attributedTo":"{base}/users/bob"}`)
+	evil.ap("/id-twice", `{"id":"`+victim.base+`/users/bob/statuses/1","ID":"{base}/id-twice","type":"Note","attributedTo":"{base}/u/e"}`)
+	evil.ap("/id-escaped", `{"id":"`+victim.base+`/users/bob/statuses/1","\u0049d":"{base}/id-escaped","type":"Note"}`)
+	evil.ap("/items-long-s", `{"id":"{base}/items-long-s","type":"Collection","items":[],"itemſ":["`+victim.base+`/x"]}`)
+	evil.ap("/author-twice", `{"id":"{base}/author-twice","type":"Note","attributedTo":{"id":"`+victim.base+`/users/bob","ID":"{base}/u/e"}}`)
+	evil.ap("/actor-case", `{"id":"{base}/actor-case","type":"Create","Actor":"`+victim.base+`/users/bob","actor":"{base}/u/e"}`)
+	evil.ap("/plain", `{"id":"{base}/plain","type":"Note","name":"ID","summary":"\"Id\"","attributedTo":{"id":"{base}/u/e","type":"Person","name":"Actor"}}`)
+	f := newFetcher(t, nil)
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/id-twice", false},
+		{"/id-escaped", false},
+		{"/items-long-s", false},
+		{"/author-twice", false},
+		{"/actor-case", false},
+		{"/plain", true},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			d, err := f.Lookup(context.Background(), evil.url(tc.path))
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("Lookup: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Lookup accepted %s as %s", tc.path, d.ID)
+			}
+		})
+	}
+}

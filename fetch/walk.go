@@ -13,8 +13,9 @@ import (
 
 // Defaults for WalkLimits.
 const (
-	WalkPagesDefault = 100
-	WalkItemsDefault = 10_000
+	WalkPagesDefault      = 100
+	WalkItemsDefault      = 10_000
+	WalkEmptyPagesDefault = 3
 )
 
 // WalkLimits bound a walk. Zero fields take the defaults.
@@ -24,6 +25,12 @@ type WalkLimits struct {
 	// Items is the most items handed out; NextPage finishes the page that
 	// reaches it. Defaults to WalkItemsDefault.
 	Items int
+	// EmptyPages is how many consecutive pages without items end the walk
+	// (io.EOF) even though each links a next: WriteFreely links one past
+	// the end, and a hostile server can do so forever. Before that, an empty
+	// page ends the walk once the collection's totalItems have been read.
+	// Defaults to WalkEmptyPagesDefault.
+	EmptyPages int
 	// ByHost compares pages to the collection by host rather than origin,
 	// accepting another scheme or port of the same host, as Mastodon does.
 	// Defaults to false (same origin).
@@ -36,6 +43,9 @@ func (l WalkLimits) withDefaults() WalkLimits {
 	}
 	if l.Items <= 0 {
 		l.Items = WalkItemsDefault
+	}
+	if l.EmptyPages <= 0 {
+		l.EmptyPages = WalkEmptyPagesDefault
 	}
 	return l
 }
@@ -72,6 +82,9 @@ type Walk struct {
 	seen     map[string]bool
 	pages    int
 	items    int
+	taken    int   // items read from pages, handed out or buffered
+	total    int64 // the collection's totalItems; -1 while unknown
+	empty    int   // consecutive pages without items
 	buf      []Item
 	err      error // sticky end: io.EOF or the error that ended the walk
 }
@@ -81,7 +94,7 @@ type Walk struct {
 // NextPage. The collection is fetched as Lookup fetches, and every page
 // must be on the collection's origin.
 func (f *Fetcher) Walk(collectionURL string, lim WalkLimits) *Walk {
-	return &Walk{f: f, lim: lim.withDefaults(), start: collectionURL, seen: map[string]bool{}}
+	return &Walk{f: f, lim: lim.withDefaults(), start: collectionURL, seen: map[string]bool{}, total: -1}
 }
 
 // WalkEmbedded returns a walk over a collection another object embeds, as
@@ -91,7 +104,7 @@ func (f *Fetcher) Walk(collectionURL string, lim WalkLimits) *Walk {
 // collection's id says. embedderID is the embedding document's id. An absent
 // or null collection is an empty walk.
 func (f *Fetcher) WalkEmbedded(embedderID string, collection json.RawMessage, lim WalkLimits) *Walk {
-	w := &Walk{f: f, lim: lim.withDefaults(), seen: map[string]bool{}}
+	w := &Walk{f: f, lim: lim.withDefaults(), seen: map[string]bool{}, total: -1}
 	w.setOrigin(embedderID)
 	var s string
 	switch {
@@ -112,7 +125,9 @@ func (w *Walk) Pages() int { return w.pages }
 func (w *Walk) Items() int { return w.items }
 
 // Next returns the next item. It returns io.EOF at the end of the
-// collection (or when a page seen before comes round again), a
+// collection (or when a page seen before comes round again, or at an empty
+// page once totalItems were read, or after WalkLimits.EmptyPages empty
+// pages in a row), a
 // *WalkLimitError when the limits stop it with more to come, and any
 // fetch or origin error that ended it.
 func (w *Walk) Next(ctx context.Context) (Item, error) {
@@ -257,12 +272,13 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 		if p.ID != "" {
 			w.seen[p.ID] = true
 		}
+		w.noteTotal(p)
 		if hasValue(p.First) {
 			w.next = p.First
 			// A collection with first is a page of its own only when it
 			// holds items too.
 			if hasValue(p.itemsRaw()) {
-				return w.take(p)
+				return w.gave(w.take(p))
 			}
 			return nil, nil
 		}
@@ -270,16 +286,13 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 		// the start leads on through next.
 		w.next = p.Next
 		items, err := w.take(p)
-		if items == nil && err == nil {
-			items = []Item{}
+		if err != nil {
+			return nil, err
 		}
 		if len(items) == 0 && !w.hasNext() {
 			return nil, io.EOF
 		}
-		if len(items) == 0 {
-			return nil, nil
-		}
-		return items, err
+		return w.gave(items, nil)
 	}
 	if !w.hasNext() {
 		return nil, io.EOF
@@ -324,14 +337,37 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 		w.seen[p.ID] = true
 	}
 	w.next = p.Next
-	items, err := w.take(p)
+	w.noteTotal(p)
+	return w.gave(w.take(p))
+}
+
+// noteTotal keeps the first totalItems the walk meets: the collection's,
+// or, when it gives none, a page's (WriteFreely's pages repeat it).
+func (w *Walk) noteTotal(p *head) {
+	if w.total < 0 {
+		w.total = p.totalItems()
+	}
+}
+
+// gave accounts for a page's items. A page without any returns nil items
+// and no error, to be skipped, unless it ends the walk (io.EOF): it comes
+// after the collection's totalItems were read, or ends a run of
+// WalkLimits.EmptyPages such pages. Servers that link a next past the end
+// (WriteFreely) would otherwise be walked to the page limit.
+func (w *Walk) gave(items []Item, err error) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(items) == 0 {
-		return nil, nil
+	if len(items) > 0 {
+		w.empty = 0
+		w.taken += len(items)
+		return items, nil
 	}
-	return items, nil
+	w.empty++
+	if (w.total >= 0 && int64(w.taken) >= w.total) || w.empty >= w.lim.EmptyPages {
+		return nil, io.EOF
+	}
+	return nil, nil
 }
 
 // setOrigin fixes the origin every page must be on, parsed once.
@@ -389,12 +425,10 @@ func (w *Walk) take(p *head) ([]Item, error) {
 				out = append(out, Item{IRI: s})
 			}
 		case '{':
-			var h struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(e, &h)
-			it := Item{Object: e, ID: h.ID}
-			it.Claim = h.ID != "" && !w.sameAs(h.ID, false)
+			id, ambiguous := objectID(e)
+			it := Item{Object: e, ID: id}
+			// An ambiguous id is no claim the collection can vouch for.
+			it.Claim = ambiguous || (id != "" && !w.sameAs(id, false))
 			out = append(out, it)
 		}
 	}

@@ -277,3 +277,108 @@ func itemNames(items []fetch.Item) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// writeFreelyCollection serves a collection as WriteFreely 0.15 does
+// (delivery-and-fetch.md section 11): an OrderedCollection with totalItems
+// and first, then pages ?page=N that each carry totalItems and a next, also
+// past the end. Pages past the end hold an empty orderedItems; with
+// listItems false (its followers) no page lists items at all, only
+// totalItems. total < 0 leaves totalItems out everywhere (a hostile server).
+func writeFreelyCollection(t testing.TB, s *site, path string, total, per int, listItems bool) {
+	t.Helper()
+	totalField := ""
+	if total >= 0 {
+		totalField = fmt.Sprintf(`"totalItems":%d,`, total)
+	}
+	coll := s.expand(fmt.Sprintf(`{"@context":"https://www.w3.org/ns/activitystreams","id":"{base}%s","type":"OrderedCollection",%s"first":"{base}%s?page=1"}`,
+		path, totalField, path))
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/activity+json")
+		ps := r.URL.Query().Get("page")
+		if ps == "" {
+			_, _ = w.Write([]byte(coll))
+			return
+		}
+		var p int
+		if _, err := fmt.Sscan(ps, &p); err != nil || p < 1 {
+			w.WriteHeader(404)
+			return
+		}
+		itemsField := ""
+		if listItems {
+			var items []string
+			for i := (p - 1) * per; i < p*per && i < total; i++ {
+				items = append(items, fmt.Sprintf(`{"type":"Create","id":"{base}/p/%d","actor":"{base}/api/collections/blog"}`, i))
+			}
+			itemsField = `,"orderedItems":[` + strings.Join(items, ",") + `]`
+		}
+		_, _ = w.Write([]byte(s.expand(fmt.Sprintf(`{"@context":"https://www.w3.org/ns/activitystreams","id":"{base}%s?page=%d","type":"OrderedCollectionPage",%s"next":"{base}%s?page=%d","partOf":"{base}%s"%s}`,
+			path, p, totalField, path, p+1, path, itemsField))))
+	})
+}
+
+// TestWalkEndsOnEmptyPages: a walk of a server that links a next page past
+// the end (WriteFreely, or a hostile server on purpose) ends at the first
+// empty page once the collection's totalItems have been read, and after a
+// run of WalkLimits.EmptyPages consecutive empty pages regardless.
+func TestWalkEndsOnEmptyPages(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		total    int // -1: no totalItems
+		per      int
+		list     bool
+		lim      fetch.WalkLimits
+		items    int
+		pages    int
+		requests int64
+	}{
+		{"writefreely outbox of one post", 1, 10, true, fetch.WalkLimits{}, 1, 2, 3},
+		{"writefreely outbox of two full pages", 20, 10, true, fetch.WalkLimits{}, 20, 3, 4},
+		{"writefreely outbox ending mid-page", 15, 10, true, fetch.WalkLimits{}, 15, 3, 4},
+		{"writefreely empty outbox", 0, 10, true, fetch.WalkLimits{}, 0, 1, 2},
+		{"writefreely followers list no items", 5, 10, false, fetch.WalkLimits{}, 0, fetch.WalkEmptyPagesDefault, fetch.WalkEmptyPagesDefault + 1},
+		{"endless empty pages without totalItems", -1, 10, false, fetch.WalkLimits{}, 0, fetch.WalkEmptyPagesDefault, fetch.WalkEmptyPagesDefault + 1},
+		{"totalItems lying high", 1000, 10, false, fetch.WalkLimits{}, 0, fetch.WalkEmptyPagesDefault, fetch.WalkEmptyPagesDefault + 1},
+		{"run of empty pages configured", 5, 10, false, fetch.WalkLimits{EmptyPages: 1}, 0, 1, 2},
+		{"page limit still applies first", 1000, 1, true, fetch.WalkLimits{Pages: 4}, 4, 4, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t, "writefreely.test")
+			writeFreelyCollection(t, s, "/api/collections/blog/outbox", tc.total, tc.per, tc.list)
+			f := newFetcher(t, nil)
+			w := f.Walk(s.url("/api/collections/blog/outbox"), tc.lim)
+			got, err := collect(t, w)
+			if tc.lim.Pages != 0 {
+				if !errors.Is(err, fetch.ErrWalkLimit) {
+					t.Fatalf("walk error = %v, want ErrWalkLimit", err)
+				}
+			} else if err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			if len(got) != tc.items || w.Pages() != tc.pages || s.hits.Load() != tc.requests {
+				t.Errorf("items %d, pages %d, requests %d; want %d, %d, %d", len(got), w.Pages(), s.hits.Load(), tc.items, tc.pages, tc.requests)
+			}
+		})
+	}
+}
+
+// TestWalkAmbiguousItemIDIsClaim: an embedded item whose "id" is another
+// server's, with an "ID" of the collection's own beside it, is a claim to
+// look up, never an object the collection vouches for.
+func TestWalkAmbiguousItemIDIsClaim(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "mastodon.test")
+	victim := newSite(t, "victim.test")
+	s.ap("/outbox", `{"id":"{base}/outbox","type":"OrderedCollection","orderedItems":[`+
+		`{"id":"`+victim.base+`/notes/1","ID":"{base}/notes/1","type":"Note"},{"id":"{base}/notes/2","type":"Note","name":"ID"}]}`)
+	got, err := collect(t, newFetcher(t, nil).Walk(s.url("/outbox"), fetch.WalkLimits{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Claim || got[1].Claim || got[1].ID != s.url("/notes/2") {
+		t.Fatalf("items %+v, want the ambiguous one a claim and the plain one not", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Resolution is what one fresh, uncached resolution of a DID found. The
@@ -89,6 +90,9 @@ const (
 	ReasonHandleUnverified     Reason = "handle-unverified"
 	ReasonHandleDomainMismatch Reason = "handle-domain-mismatch"
 	ReasonAccountInactive      Reason = "account-inactive"
+	// ReasonResolveTimeout: the fresh resolution ran out of
+	// AdmitConfig.ResolveTimeout while the caller's context was live.
+	ReasonResolveTimeout Reason = "resolve-timeout"
 )
 
 // Write says what to store in the four origin columns. A nil field leaves
@@ -144,7 +148,16 @@ type Decision struct {
 	Rejected []Rejection
 	// Err is the transient cause of OutcomeRetry.
 	Err error
+	// Resolution is the fresh resolution of the right DID the decision was
+	// made on; nil when Admit resolved nothing (no field asserted) or the
+	// resolution failed. An application creating a row for a new DID takes
+	// its PDS and handle from here rather than resolving a second time.
+	Resolution *Resolution
 }
+
+// ResolveTimeoutDefault bounds one fresh resolution, every leg included:
+// the bound identity's refresh puts on the same PLC server.
+const ResolveTimeoutDefault = 5 * time.Second
 
 // AdmitConfig configures an Admitter. A nil *AdmitConfig means defaults,
 // which trust no host and so admit nothing.
@@ -155,6 +168,10 @@ type AdmitConfig struct {
 	// Logger receives one line per event whose asserted fields were not
 	// stored or were cleared (DID and reason only). Defaults to discarding.
 	Logger *slog.Logger
+	// ResolveTimeout bounds each fresh resolution Admit and AdmitCommunity
+	// make, so a PLC server that never answers, or trickles, holds the
+	// caller's lane no longer. Defaults to ResolveTimeoutDefault.
+	ResolveTimeout time.Duration
 }
 
 // Admitter decides whether a profile event's origin fields are admitted.
@@ -163,6 +180,7 @@ type Admitter struct {
 	res     Resolver
 	trusted TrustedHosts
 	log     *slog.Logger
+	timeout time.Duration
 }
 
 // NewAdmitter returns an Admitter resolving through res, which must be
@@ -182,7 +200,33 @@ func NewAdmitter(res Resolver, cfg *AdmitConfig) (*Admitter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Admitter{res: res, trusted: th, log: log}, nil
+	timeout := cfg.ResolveTimeout
+	switch {
+	case timeout < 0:
+		return nil, errors.New("origin: NewAdmitter: negative ResolveTimeout")
+	case timeout == 0:
+		timeout = ResolveTimeoutDefault
+	}
+	return &Admitter{res: res, trusted: th, log: log, timeout: timeout}, nil
+}
+
+// resolve resolves did fresh under the Admitter's ResolveTimeout. On failure
+// it returns the reason: ReasonUnresolvable for a lasting failure seen
+// within the bound, ReasonResolveTimeout when the bound ran out while ctx
+// was live, ReasonTransient otherwise.
+func (a *Admitter) resolve(ctx context.Context, did string) (Resolution, Reason, error) {
+	rctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	res, err := a.res.ResolveFresh(rctx, did)
+	switch {
+	case err == nil:
+		return res, "", nil
+	case errors.Is(err, ErrUnresolvable) && rctx.Err() == nil:
+		return Resolution{}, ReasonUnresolvable, err
+	case ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return Resolution{}, ReasonResolveTimeout, fmt.Errorf("origin: resolving %s: %w", did, errors.Join(err, context.DeadlineExceeded))
+	}
+	return Resolution{}, ReasonTransient, fmt.Errorf("origin: resolving %s: %w", did, err)
 }
 
 // Admit decides, for the event being processed, whether its origin fields
@@ -213,24 +257,23 @@ func (a *Admitter) Admit(ctx context.Context, ev Event) Decision {
 		return a.logged(ev, Decision{Outcome: OutcomeAdmit, Write: ClearAll(), Reason: reason, Rejected: rej})
 	}
 
-	res, err := a.res.ResolveFresh(ctx, ev.DID)
-	if err != nil {
-		if errors.Is(err, ErrUnresolvable) && ctx.Err() == nil {
-			return a.refuse(ev, ReasonUnresolvable, rej)
-		}
-		return a.logged(ev, Decision{Outcome: OutcomeRetry, Reason: ReasonTransient, Rejected: rej,
-			Err: fmt.Errorf("origin: resolving %s: %w", ev.DID, err)})
+	res, reason, err := a.resolve(ctx, ev.DID)
+	switch {
+	case reason == ReasonUnresolvable:
+		return a.refuse(ev, reason, rej)
+	case err != nil:
+		return a.logged(ev, Decision{Outcome: OutcomeRetry, Reason: reason, Rejected: rej, Err: err})
 	}
 	if res.DID != ev.DID {
 		return a.refuse(ev, ReasonSubjectMismatch, rej)
 	}
 	if r := a.judge(res); r != "" {
 		if r == ReasonHandleUnverified {
-			return a.logged(ev, Decision{Outcome: OutcomeRetry, Reason: r, Rejected: rej})
+			return a.logged(ev, Decision{Outcome: OutcomeRetry, Reason: r, Rejected: rej, Resolution: &res})
 		}
 		return a.refuse(ev, r, rej)
 	}
-	d := Decision{Outcome: OutcomeAdmit, Write: writeOf(clean), Reason: ReasonAdmitted, Rejected: rej}
+	d := Decision{Outcome: OutcomeAdmit, Write: writeOf(clean), Reason: ReasonAdmitted, Rejected: rej, Resolution: &res}
 	if len(rej) > 0 {
 		return a.logged(ev, d)
 	}

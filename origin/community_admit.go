@@ -2,8 +2,6 @@ package origin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -99,6 +97,9 @@ type CommunityDecision struct {
 	// DID, "" when none was made or it failed. Store it over the row's
 	// stored PDS URL, which selects rows for the sweep.
 	PDS string
+	// Resolution is the fresh resolution the decision was made on, as for
+	// Decision.Resolution.
+	Resolution *Resolution
 }
 
 // AdmitCommunity decides, for the event being processed, which origin
@@ -135,18 +136,17 @@ func (a *Admitter) AdmitCommunity(ctx context.Context, ev CommunityEvent) Commun
 		return a.loggedCommunity(lg, CommunityDecision{Outcome: OutcomeAdmit, Write: communityClear(), Reason: reason, Rejected: rej})
 	}
 
-	res, err := a.res.ResolveFresh(ctx, ev.DID)
-	if err != nil {
-		if errors.Is(err, ErrUnresolvable) && ctx.Err() == nil {
-			return a.refuseCommunity(lg, CommunityDecision{Reason: ReasonUnresolvable, Rejected: rej})
-		}
-		return a.loggedCommunity(lg, CommunityDecision{Outcome: OutcomeRetry, Reason: ReasonTransient, Rejected: rej,
-			Err: fmt.Errorf("origin: resolving %s: %w", ev.DID, err)})
+	res, reason, err := a.resolve(ctx, ev.DID)
+	switch {
+	case reason == ReasonUnresolvable:
+		return a.refuseCommunity(lg, CommunityDecision{Reason: reason, Rejected: rej})
+	case err != nil:
+		return a.loggedCommunity(lg, CommunityDecision{Outcome: OutcomeRetry, Reason: reason, Rejected: rej, Err: err})
 	}
 	if res.DID != ev.DID {
 		return a.refuseCommunity(lg, CommunityDecision{Reason: ReasonSubjectMismatch, Rejected: rej})
 	}
-	d := CommunityDecision{Rejected: rej, PDS: res.PDS}
+	d := CommunityDecision{Rejected: rej, PDS: res.PDS, Resolution: &res}
 	handle := strings.TrimSuffix(strings.ToLower(strings.TrimPrefix(res.Handle, "at://")), ".")
 	switch r := a.judge(res); r {
 	case "":

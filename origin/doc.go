@@ -32,7 +32,9 @@
 //	}
 //
 // The Resolver an Admitter consumes must resolve uncached; the identity
-// package supplies one. A Write's nil field leaves its column untouched
+// package supplies one. Each resolution is bounded by
+// AdmitConfig.ResolveTimeout (5 s), and a Decision carries the Resolution it
+// was made on, so a new row is created without resolving the DID again. A Write's nil field leaves its column untouched
 // (NULL on a new row); a pointer to "" is a visible clear.
 // ClearOnRefresh and ClearOnAccountStatus say when an identity refresh or
 // an account event clears stored fields at once.

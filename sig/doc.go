@@ -35,6 +35,13 @@
 // algorithm="ed25519-sha512" (CavageEd25519SHA512); the Verifier reads
 // that as Ed25519.
 //
+// An RFC 9421 signature may stand @path (with @authority) in for
+// @target-uri, but then a request with a query must sign it too, with
+// @query or one @query-param per parameter (else ErrMissingComponent). A
+// server behind a TLS-terminating proxy sets VerifierConfig.URLScheme; a
+// signature that verifies only with the other scheme is reported as a
+// *SchemeMismatchError (still ErrBadSignature) naming both.
+//
 // Keys come from PEM (ParsePrivateKeyPEM, ParsePublicKeyPEM: PKCS#1,
 // PKCS#8, SPKI, SEC 1; RSA keys under the id-RSASSA-PSS OID too, as RFC
 // 9421's test-key-rsa-pss, read as plain RSA keys) or Multikey.

@@ -41,3 +41,25 @@ var (
 	// handle.
 	ErrUnsupportedKey = errors.New("sig: unsupported key type")
 )
+
+// SchemeMismatchError reports an RFC 9421 signature over @target-uri or
+// @scheme that is bad with the Verifier's URLScheme and verifies with the
+// other one: the usual cause is a server behind a TLS-terminating proxy
+// configured with the wrong VerifierConfig.URLScheme, not a forgery. It
+// wraps ErrBadSignature, so errors.Is(err, ErrBadSignature) holds and the
+// request is still refused.
+type SchemeMismatchError struct {
+	// Signed is the scheme the signature was made for.
+	Signed string
+	// Configured is VerifierConfig.URLScheme.
+	Configured string
+}
+
+// Error implements error.
+func (e *SchemeMismatchError) Error() string {
+	return "sig: bad signature: the signed @target-uri scheme is " + e.Signed +
+		", the Verifier's URLScheme is " + e.Configured + "; set VerifierConfig.URLScheme to " + e.Signed
+}
+
+// Unwrap returns ErrBadSignature.
+func (e *SchemeMismatchError) Unwrap() error { return ErrBadSignature }

@@ -421,6 +421,20 @@ func derived(m *message, name string, p *httpsfv.Params) (string, error) {
 // @query-param components a signature lists, so hostile input costs one
 // pass over the query, not one per component.
 func (m *message) queryParam(want string) (string, error) {
+	if err := m.indexQuery(); err != nil {
+		return "", err
+	}
+	switch e := m.query[want]; e.n {
+	case 0:
+		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
+	case 1:
+		return pctEncode(e.val), nil
+	}
+	return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
+}
+
+// indexQuery fills m.query, keyed by re-encoded name, once per message.
+func (m *message) indexQuery() error {
 	if m.query == nil {
 		idx := make(map[string]queryEntry)
 		for part := range strings.SplitSeq(m.uri.RawQuery, "&") {
@@ -441,16 +455,7 @@ func (m *message) queryParam(want string) (string, error) {
 		}
 		m.query = idx
 	}
-	if m.queryErr != nil {
-		return "", m.queryErr
-	}
-	switch e := m.query[want]; e.n {
-	case 0:
-		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
-	case 1:
-		return pctEncode(e.val), nil
-	}
-	return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
+	return m.queryErr
 }
 
 // queryEntry is a decoded query parameter's value and how often its name

@@ -562,3 +562,101 @@ func verifyAllocs(t *testing.T, key crypto.Signer, out *http.Request) float64 {
 	}
 	return testing.AllocsPerRun(2, func() { _, _ = v.Verify(in) })
 }
+
+// TestVerifyPathCoversQuery: when @path stands in for @target-uri, a
+// request with a query verifies only if @query, or @query-param for every
+// parameter, signs it; otherwise a GET signed for ?page=1 would verify as
+// ?page=999&admin=true.
+func TestVerifyPathCoversQuery(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	for _, tc := range []struct {
+		name  string
+		comps []string
+		url   string // the URL signed
+		query string // the query the server sees; "-" for the signed one
+		want  error
+	}{
+		{"@path without a query", []string{"@method", "@authority", "@path"}, "https://b.example/outbox", "-", nil},
+		{"@path with an unsigned query", []string{"@method", "@authority", "@path"}, "https://b.example/outbox?page=1", "-", sig.ErrMissingComponent},
+		{"@path, query changed", []string{"@method", "@authority", "@path"}, "https://b.example/outbox?page=1", "page=999&admin=true", sig.ErrMissingComponent},
+		{"@path, query added", []string{"@method", "@authority", "@path"}, "https://b.example/outbox", "admin=true", sig.ErrMissingComponent},
+		{"@path and @query", []string{"@method", "@authority", "@path", "@query"}, "https://b.example/outbox?page=1", "-", nil},
+		{"@path and @query, query changed", []string{"@method", "@authority", "@path", "@query"}, "https://b.example/outbox?page=1", "page=999&admin=true", sig.ErrBadSignature},
+		{"@path and every @query-param", []string{"@method", "@authority", "@path", `@query-param;name="page"`, `@query-param;name="min_id"`}, "https://b.example/outbox?page=1&min_id=5", "-", nil},
+		{"@path and some @query-param", []string{"@method", "@authority", "@path", `@query-param;name="page"`}, "https://b.example/outbox?page=1&min_id=5", "-", sig.ErrMissingComponent},
+		{"@path and @query-param, parameter added", []string{"@method", "@authority", "@path", `@query-param;name="page"`}, "https://b.example/outbox?page=1", "page=1&admin=true", sig.ErrMissingComponent},
+		{"@path and @query-param of an encoded name", []string{"@method", "@authority", "@path", `@query-param;name="a%20b"`}, "https://b.example/outbox?a+b=1", "-", nil},
+		{"@request-target carries the query", []string{"@method", "@authority", "@request-target"}, "https://b.example/outbox?page=1", "-", nil},
+		{"@target-uri carries the query", []string{"@method", "@target-uri"}, "https://b.example/outbox?page=1", "-", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newReq(t, http.MethodGet, tc.url, "")
+			if err := sig.Sign9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
+				t.Fatal(err)
+			}
+			in := inbound(t, out)
+			if tc.query != "-" {
+				in.URL.RawQuery = tc.query
+				in.RequestURI = in.URL.RequestURI()
+			}
+			_, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: actor}, sig.VerifierConfig{}, in)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifySchemeMismatch: a request signed for https:// checked by a
+// Verifier configured for http (a server behind a TLS proxy, misconfigured)
+// fails with a *SchemeMismatchError that names both schemes, still an
+// ErrBadSignature; a signature that is bad either way stays plain.
+func TestVerifySchemeMismatch(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	for _, tc := range []struct {
+		name       string
+		url        string
+		comps      []string
+		configured string
+		tamper     bool
+		want       *sig.SchemeMismatchError // nil: no mismatch reported
+		wantErr    error
+	}{
+		{"https signed, http configured", "https://b.example/notes/1", []string{"@method", "@target-uri"}, "http", false,
+			&sig.SchemeMismatchError{Signed: "https", Configured: "http"}, sig.ErrBadSignature},
+		{"http signed, https configured", "http://b.example/notes/1", []string{"@method", "@target-uri"}, "https", false,
+			&sig.SchemeMismatchError{Signed: "http", Configured: "https"}, sig.ErrBadSignature},
+		{"@scheme signed", "https://b.example/notes/1", []string{"@method", "@scheme", "@authority", "@path"}, "http", false,
+			&sig.SchemeMismatchError{Signed: "https", Configured: "http"}, sig.ErrBadSignature},
+		{"bad either way", "https://b.example/notes/1", []string{"@method", "@target-uri"}, "http", true, nil, sig.ErrBadSignature},
+		{"scheme not signed", "https://b.example/notes/1", []string{"@method", "@authority", "@path"}, "http", false, nil, nil},
+		{"same scheme", "https://b.example/notes/1", []string{"@method", "@target-uri"}, "https", false, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newReq(t, http.MethodGet, tc.url, "")
+			if err := sig.Sign9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
+				t.Fatal(err)
+			}
+			in := inbound(t, out)
+			if tc.tamper {
+				in.URL.Path = "/notes/2"
+				in.RequestURI = in.URL.RequestURI()
+			}
+			_, err := verifyWith(t, &sig.Key{Public: key.Public(), Owner: actor}, sig.VerifierConfig{URLScheme: tc.configured}, in)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify = %v, want %v", err, tc.wantErr)
+			}
+			var sm *sig.SchemeMismatchError
+			switch {
+			case tc.want == nil && errors.As(err, &sm):
+				t.Fatalf("Verify = %v, want no scheme mismatch", err)
+			case tc.want != nil && (!errors.As(err, &sm) || *sm != *tc.want):
+				t.Fatalf("Verify = %v, want %+v", err, tc.want)
+			case tc.want != nil && !strings.Contains(err.Error(), "URLScheme"):
+				t.Errorf("error %q does not say what to change", err)
+			}
+		})
+	}
+}

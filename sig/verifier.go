@@ -71,7 +71,9 @@ type VerifierConfig struct {
 	// Tag selects the RFC 9421 signature by tag. Defaults to any.
 	Tag string
 	// URLScheme is the scheme for @scheme and @target-uri of requests that
-	// do not carry one. Defaults to URLSchemeDefault.
+	// do not carry one. A signature that is bad with it and verifies with
+	// the other scheme fails with a *SchemeMismatchError. Defaults to
+	// URLSchemeDefault.
 	URLScheme string
 	// MaxBodyBytes bounds the body read to check a digest. Defaults to
 	// MaxBodyBytesDefault.
@@ -136,7 +138,8 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 // carries Signature-Input, cavage otherwise). It checks, in order: the
 // signature parses; it covers what Mastodon requires (the method and
 // target, the host or authority, Date or created, and the digest when
-// there is a body); the clock window; the key; the signature; the digest
+// there is a body; with @path for the target, the query when there is
+// one); the clock window; the key; the signature; the digest
 // against the body; then the nonce. The body is read and put back.
 func (v *Verifier) Verify(req *http.Request) (*Result, error) {
 	if len(req.Header["Signature-Input"]) > 0 {
@@ -326,14 +329,17 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 	if err := v.checkTime(now, created, s.Expires); err != nil {
 		return nil, err
 	}
+	var m message
+	m.initRequest(req, v.cfg.URLScheme)
+	if err := pathCoversQuery(&m, s); err != nil {
+		return nil, err
+	}
 	key, err := v.resolve(req.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	var m message
-	m.initRequest(req, v.cfg.URLScheme)
 	if err := verify9421(&m, s, key.Public, key.Alg); err != nil {
-		return nil, err
+		return nil, v.explainScheme(err, req, s, key)
 	}
 	if s.Covers("content-digest") {
 		body, err := readBody(req, v.cfg.MaxBodyBytes)
@@ -358,6 +364,57 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 		}
 	}
 	return &Result{KeyID: id, Owner: key.Owner, Scheme: SchemeRFC9421, Label: s.Label, Created: created, Nonce: s.Nonce}, nil
+}
+
+// pathCoversQuery refuses a signature where @path stands in for the target
+// and leaves the request's query unsigned: @path excludes the query, so
+// without @query, or @query-param for every parameter, a GET signed for
+// ?page=1 would verify as ?page=999&admin=true.
+func pathCoversQuery(m *message, s *Signature9421) error {
+	if m.uri.RawQuery == "" || s.Covers("@target-uri") || s.Covers("@request-target") || s.Covers("@query") {
+		return nil
+	}
+	if err := m.indexQuery(); err != nil {
+		// Not form-encoded: no set of @query-param can cover it.
+		return fmt.Errorf("%w: @path without @query on a request with a query", ErrMissingComponent)
+	}
+	for name := range m.query {
+		covered := false
+		for i := range s.cov.comps {
+			c := &s.cov.comps[i]
+			if c.name != "@query-param" || c.params == nil || hasParam(c.params, "req") {
+				continue
+			}
+			if v, _ := c.params.Get("name"); v == name {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			return fmt.Errorf("%w: @path without @query or @query-param for every query parameter", ErrMissingComponent)
+		}
+	}
+	return nil
+}
+
+// explainScheme turns the ErrBadSignature of a signature over the scheme
+// into a *SchemeMismatchError when it verifies with the other scheme, so an
+// operator behind a TLS proxy learns which setting to change. It costs one
+// more check only on a failure that signed the scheme.
+func (v *Verifier) explainScheme(err error, req *http.Request, s *Signature9421, key *Key) error {
+	if !errors.Is(err, ErrBadSignature) || !(s.Covers("@target-uri") || s.Covers("@scheme")) {
+		return err
+	}
+	other := "https"
+	if v.cfg.URLScheme == "https" {
+		other = "http"
+	}
+	var m message
+	m.initRequest(req, other)
+	if verify9421(&m, s, key.Public, key.Alg) != nil {
+		return err
+	}
+	return &SchemeMismatchError{Signed: other, Configured: v.cfg.URLScheme}
 }
 
 // checkTime applies the window: now-MaxAge <= created <= now+Skew, and

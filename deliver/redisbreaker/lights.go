@@ -137,29 +137,36 @@ func (s *Store) scan(ctx context.Context, c redis.UniversalClient) ([]Light, err
 	}
 }
 
-// parseLight reads a light's hash as the scripts write it.
+// parseLight reads a light's hash as the scripts write it. Any client of
+// the server can write there too: a field that is not what the scripts
+// write (a positive count or millisecond time) reads as absent.
 func parseLight(name string, h map[string]string) Light {
 	ms := func(field string) time.Time {
 		n, err := strconv.ParseInt(h[field], 10, 64)
-		if err != nil {
+		if err != nil || n <= 0 {
 			return time.Time{}
 		}
 		return time.UnixMilli(n)
 	}
-	failures, _ := strconv.Atoi(h["consecutive_failures"])
+	failures, err := strconv.Atoi(h["consecutive_failures"])
+	if err != nil || failures < 0 {
+		failures = 0
+	}
 	return Light{Name: name, Failures: failures, LastFailure: ms("last_failure_at"),
 		OpenUntil: ms("recovery_scheduled_after"), ProbeStarted: ms("recovery_started_at")}
 }
 
 // globEscape quotes the characters SCAN's MATCH pattern treats specially,
-// so a key prefix containing them matches only itself.
+// so a key prefix containing them matches only itself. It works on bytes,
+// as Redis matches: every special is ASCII, and a prefix that is not UTF-8
+// must come through unchanged.
 func globEscape(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }

@@ -30,6 +30,9 @@ type appDeps struct {
 	// InlineRetryDelays overrides the in-line retry waits of transient
 	// failures (tests). Nil keeps the default.
 	InlineRetryDelays []time.Duration
+	// ResolveTimeout bounds each identity resolution (tests). Zero keeps
+	// identity.ResolveTimeoutDefault.
+	ResolveTimeout time.Duration
 }
 
 // app is the wired AppView.
@@ -49,6 +52,9 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.ResolveTimeout <= 0 {
+		d.ResolveTimeout = identity.ResolveTimeoutDefault
 	}
 	db := d.DB
 	if db == nil {
@@ -73,14 +79,17 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 	}
 	// Hosting instances are looked up through the cache: they are not the
 	// repository being refreshed, and many communities share one.
-	hostedBy := ingest.HostedBy{Resolver: cache}
+	// Every resolution, by whichever path, has the refresh's bound: a PLC
+	// server that never answers must not hold a lane longer on one path.
+	hostedBy := ingest.HostedBy{Resolver: cache, Timeout: d.ResolveTimeout}
 	ref, err := identity.NewRefresher(d.Resolver, st.Identity(), &identity.RefresherConfig{
-		Cache:        cache,
-		Lock:         lock,
-		Community:    communityHooks{hostedBy: hostedBy},
-		TrustedHosts: cfg.TrustedHosts,
-		Now:          d.Now,
-		Logger:       d.Logger,
+		Cache:          cache,
+		Lock:           lock,
+		Community:      communityHooks{hostedBy: hostedBy},
+		TrustedHosts:   cfg.TrustedHosts,
+		ResolveTimeout: d.ResolveTimeout,
+		Now:            d.Now,
+		Logger:         d.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -90,7 +99,7 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 		return nil, err
 	}
 	adm, err := origin.NewAdmitter(fresh, &origin.AdmitConfig{
-		TrustedHosts: cfg.TrustedHosts, Logger: d.Logger,
+		TrustedHosts: cfg.TrustedHosts, Logger: d.Logger, ResolveTimeout: d.ResolveTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -105,6 +114,7 @@ func newApp(d appDeps, cfg Config) (*app, error) {
 		IndexAllProfiles:  cfg.IndexAllProfiles,
 		RedriveInterval:   cfg.RedriveInterval,
 		InlineRetryDelays: d.InlineRetryDelays,
+		ResolveTimeout:    d.ResolveTimeout,
 		Now:               d.Now,
 		Logger:            d.Logger,
 	})

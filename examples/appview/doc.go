@@ -131,7 +131,8 @@
 //   - app.go wires them: an uncached identity.Resolver, an identity.Cache
 //     over identity/pgstore's table, a pgstore.Lock on its own pool, an
 //     identity.Refresher, and an origin.Admitter fed by
-//     identity.NewOriginResolver (never the cache).
+//     identity.NewOriginResolver (never the cache); every resolution, on
+//     each path, is bounded by the same identity resolve timeout.
 //   - internal/store/identity.go is the application side of identity.Store,
 //     identity.Lister, identity.OriginLister and identity.PDSSetter (with
 //     identity.Subject.Origin filled for communities), and of

@@ -121,6 +121,9 @@ type harness struct {
 	cfg      Config
 	logs     *logBuffer // the app's log
 	app      *app
+	// resolveTimeout, when set before newApp, replaces the 5 s bound on
+	// each identity resolution.
+	resolveTimeout time.Duration
 }
 
 // logBuffer collects log output from concurrent writers.
@@ -186,6 +189,7 @@ func (h *harness) newApp(db store.Querier) *app {
 		Pool: h.pool, LockPool: h.lockPool, Resolver: h.res, DB: db, Now: h.clock.Now,
 		Logger:   slog.New(slog.NewTextHandler(h.logs, nil)),
 		LockWait: 300 * time.Millisecond, InlineRetryDelays: testRetryDelays,
+		ResolveTimeout: h.resolveTimeout,
 	}, h.cfg)
 	if err != nil {
 		h.t.Fatal(err)

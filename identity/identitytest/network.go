@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,7 @@ type Network struct {
 	wellKnown map[string]string        // host -> body
 	wkStatus  map[string]int           // host -> forced status
 	delay     map[string]time.Duration // did or host -> delay before answering
+	trickle   map[string]time.Duration // did or host -> wait between body bytes
 	hits      map[string]int           // "plc:<did>", "wk:<host>", "web:<host>"
 }
 
@@ -47,6 +49,7 @@ func NewNetwork(t testing.TB) *Network {
 		wellKnown: map[string]string{},
 		wkStatus:  map[string]int{},
 		delay:     map[string]time.Duration{},
+		trickle:   map[string]time.Duration{},
 		hits:      map[string]int{},
 	}
 	n.Server = httptest.NewServer(http.HandlerFunc(n.serve))
@@ -64,12 +67,13 @@ func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 		body   []byte
 		status = http.StatusNotFound
 		wait   time.Duration
+		drip   time.Duration
 	)
 	n.mu.Lock()
 	switch {
 	case r.URL.Path == "/.well-known/atproto-did":
 		key = "wk:" + host
-		wait = n.delay[host]
+		wait, drip = n.delay[host], n.trickle[host]
 		if v, ok := n.wellKnown[host]; ok {
 			body, status = []byte(v), http.StatusOK
 		}
@@ -78,14 +82,14 @@ func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.URL.Path == "/.well-known/did.json":
 		key = "web:" + host
-		wait = n.delay["did:web:"+host]
+		wait, drip = n.delay["did:web:"+host], n.trickle["did:web:"+host]
 		if v, ok := n.webDocs[host]; ok {
 			body, status = v, http.StatusOK
 		}
 	default:
 		did := strings.TrimPrefix(r.URL.Path, "/")
 		key = "plc:" + did
-		wait = n.delay[did]
+		wait, drip = n.delay[did], n.trickle[did]
 		if v, ok := n.docs[did]; ok {
 			body, status = v, http.StatusOK
 		}
@@ -107,6 +111,22 @@ func (n *Network) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if drip > 0 {
+		// Headers at once, then the body a byte at a time: the connection
+		// never goes quiet long enough for a read timeout.
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		for i := range body {
+			_, _ = w.Write(body[i : i+1])
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(drip):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		return
+	}
 	_, _ = w.Write(body)
 }
 
@@ -235,6 +255,15 @@ func (n *Network) Delay(key string, d time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.delay[key] = d
+}
+
+// Trickle sends answers for key (a DID, or a host for its well-known) one
+// body byte every d, as a server that keeps the connection busy without
+// ever finishing.
+func (n *Network) Trickle(key string, d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.trickle[key] = d
 }
 
 // PLCHits counts directory requests for did (did:web: document requests).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fedkit/fedkit/identity"
 	"github.com/fedkit/fedkit/origin"
@@ -48,6 +49,9 @@ type HostedBy struct {
 	// here: the instance is not the repository being refreshed, and many
 	// communities share one instance.
 	Resolver identity.Resolver
+	// Timeout bounds the instance's resolution. Defaults to
+	// identity.ResolveTimeoutDefault.
+	Timeout time.Duration
 }
 
 // Check verifies that hostedBy hosts a community whose verified handle is
@@ -65,7 +69,13 @@ func (c HostedBy) Check(ctx context.Context, hostedBy identity.DID, h identity.H
 	if err != nil {
 		return mismatch("handle has no registrable domain")
 	}
-	id, err := c.Resolver.LookupDID(ctx, hostedBy)
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = identity.ResolveTimeoutDefault
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, err := c.Resolver.LookupDID(rctx, hostedBy)
 	switch {
 	case errors.Is(err, identity.ErrDIDNotFound), errors.Is(err, identity.ErrInvalidDocument), errors.Is(err, identity.ErrInvalidDID):
 		return mismatch("instance DID does not resolve")

@@ -7,6 +7,11 @@
 // failure is retried in-line (200 ms, 1 s, 3 s) first, and the last four
 // go to the redrive table, each class with its own attempt budget.
 //
+// Every DID resolution is bounded by the identity resolve timeout (5 s, as
+// the refresh), and a profile event of an unknown DID resolves it once: the
+// new row is made from the resolution admission made (Decision.Resolution),
+// or from one made by create when admission had nothing to resolve.
+//
 // Usage:
 //
 //	in, err := ingest.New(ingest.Deps{Store: st, Refresher: ref, Admitter: adm, Resolver: res,

@@ -149,6 +149,10 @@ type Config struct {
 	// A non-nil empty slice disables in-line retries. Defaults to
 	// InlineRetryDelaysDefault().
 	InlineRetryDelays []time.Duration
+	// ResolveTimeout bounds the resolution of a DID about to get a row,
+	// when admission did not resolve it already. Defaults to
+	// identity.ResolveTimeoutDefault, the refresh's bound.
+	ResolveTimeout time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// Logger defaults to discarding.
@@ -198,6 +202,9 @@ func New(d Deps, cfg *Config) (*Ingester, error) {
 	}
 	if c.InlineRetryDelays == nil {
 		c.InlineRetryDelays = InlineRetryDelaysDefault()
+	}
+	if c.ResolveTimeout <= 0 {
+		c.ResolveTimeout = identity.ResolveTimeoutDefault
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -337,7 +344,7 @@ func (in *Ingester) accountEvent(ctx context.Context, f jetstream.Frame) error {
 	}
 	status := ""
 	if !a.Active {
-		status = a.Status
+		status = dropNUL(a.Status)
 		if status == "" {
 			status = "inactive"
 		}
@@ -385,8 +392,9 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 	}
 	var rec profileRecord
 	if c.Operation != jetstream.OpDelete {
-		if err := json.Unmarshal(c.Record, &rec); err != nil {
-			return permanent("malformed-record", err)
+		var err error
+		if rec, err = decodeProfile(c.Record); err != nil {
+			return err
 		}
 	}
 	m, err := in.d.Store.MarkOf(ctx, f.DID)
@@ -427,7 +435,7 @@ func (in *Ingester) profile(ctx context.Context, f jetstream.Frame) error {
 	}
 	p := store.Profile{Rev: c.Rev, DisplayName: rec.DisplayName, Description: rec.Description, Origin: originOf(d.Write)}
 	if !known {
-		_, err := in.create(ctx, store.KindUser, f.DID, "")
+		_, err := in.create(ctx, store.KindUser, f.DID, "", d.Resolution)
 		if errors.Is(err, errSkip) {
 			return nil
 		}
@@ -462,7 +470,7 @@ func (in *Ingester) communityProfile(ctx context.Context, f jetstream.Frame, rec
 		Origin: originOf(d.Write), PDSURL: d.PDS}
 	var handle identity.Handle
 	if !known {
-		h, err := in.create(ctx, store.KindCommunity, f.DID, rec.Name)
+		h, err := in.create(ctx, store.KindCommunity, f.DID, rec.Name, d.Resolution)
 		if errors.Is(err, errSkip) {
 			return nil
 		}
@@ -498,35 +506,24 @@ func (in *Ingester) communityProfile(ctx context.Context, f jetstream.Frame, rec
 	return nil
 }
 
-// create makes a row for an unknown DID from a fresh, verified resolution.
+// create makes a row for an unknown DID from a fresh, verified resolution:
+// res, the one admission just made for this event, or else one made now.
 // Only DIDs on a trusted bridge PDS get one unless IndexAllProfiles is set.
 // It returns the verified handle stored.
-func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string) (identity.Handle, error) {
-	id, err := in.d.Resolver.LookupDID(ctx, identity.DID(did))
+func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name string, res *origin.Resolution) (identity.Handle, error) {
+	pds, h, err := in.freshIdentity(ctx, did, res)
 	if err != nil {
-		switch {
-		case errors.Is(err, identity.ErrSubjectMismatch):
-			// The document names another DID: resolving it again gives
-			// the same answer, so retrying only spends attempts.
-			return "", permanent(identity.ReasonSubjectMismatch, err)
-		case errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID):
-			return "", permanent(identity.ReasonResolveFailed, err)
-		}
-		return "", unresolved(identity.ReasonResolveFailed, err)
+		return "", err
 	}
-	h, err := identity.VerifiedHandle(id, identity.DID(did))
-	if errors.Is(err, identity.ErrSubjectMismatch) {
-		return "", permanent(identity.ReasonSubjectMismatch, err)
-	}
-	bridged := in.d.Trusted.Contains(id.PDS)
+	bridged := in.d.Trusted.Contains(pds)
 	if !bridged && !in.cfg.IndexAllProfiles {
 		return "", errSkip
 	}
-	if err != nil {
+	if h == "" {
 		// Never store an unverified handle; the bridge's profile is worth
 		// waiting for.
 		if bridged {
-			return "", unresolved(identity.ReasonUnverified, err)
+			return "", unresolved(identity.ReasonUnverified, identity.ErrHandleUnverified)
 		}
 		return "", errSkip
 	}
@@ -534,9 +531,9 @@ func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name strin
 		if err := ValidateCommunityHandle(h); err != nil {
 			return "", permanent(identity.ReasonInvalidHandle, err)
 		}
-		err = in.d.Store.InsertCommunity(ctx, did, string(h), name, id.PDS)
+		err = in.d.Store.InsertCommunity(ctx, did, string(h), name, pds)
 	} else {
-		err = in.d.Store.InsertUser(ctx, did, string(h), id.PDS)
+		err = in.d.Store.InsertUser(ctx, did, string(h), pds)
 	}
 	if store.IsUniqueViolation(err) {
 		return "", unresolved(identity.ReasonHandleTaken, err)
@@ -545,6 +542,48 @@ func (in *Ingester) create(ctx context.Context, kind store.Kind, did, name strin
 		return "", transient(identity.ReasonStoreFailed, err)
 	}
 	return h, nil
+}
+
+// freshIdentity returns the PDS and verified handle ("" when the handle did
+// not verify both ways) of a DID about to get a row: from res when
+// admission resolved it for this event, else resolved once now under
+// ResolveTimeout, so a PLC server that never answers or trickles holds the
+// lane no longer than a refresh. Its errors are classified.
+func (in *Ingester) freshIdentity(ctx context.Context, did string, res *origin.Resolution) (string, identity.Handle, error) {
+	if res != nil {
+		if res.DID != did {
+			return "", "", permanent(identity.ReasonSubjectMismatch, identity.ErrSubjectMismatch)
+		}
+		h, err := identity.ParseHandle(strings.TrimPrefix(res.Handle, "at://"))
+		if err != nil || res.HandleDID != did || h == identity.HandleInvalid {
+			return res.PDS, "", nil
+		}
+		return res.PDS, h, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, in.cfg.ResolveTimeout)
+	defer cancel()
+	id, err := in.d.Resolver.LookupDID(rctx, identity.DID(did))
+	if err != nil {
+		switch {
+		case errors.Is(err, identity.ErrSubjectMismatch):
+			// The document names another DID: resolving it again gives
+			// the same answer, so retrying only spends attempts.
+			return "", "", permanent(identity.ReasonSubjectMismatch, err)
+		case errors.Is(err, identity.ErrDIDNotFound) || errors.Is(err, identity.ErrInvalidDID):
+			return "", "", permanent(identity.ReasonResolveFailed, err)
+		case ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+			return "", "", unresolved(identity.ReasonResolveTimeout, err)
+		}
+		return "", "", unresolved(identity.ReasonResolveFailed, err)
+	}
+	h, err := identity.VerifiedHandle(id, identity.DID(did))
+	if errors.Is(err, identity.ErrSubjectMismatch) {
+		return "", "", permanent(identity.ReasonSubjectMismatch, err)
+	}
+	if err != nil {
+		return id.PDS, "", nil
+	}
+	return id.PDS, h, nil
 }
 
 // errSkip is a done outcome: the DID is not one this AppView indexes.
@@ -572,23 +611,60 @@ func (in *Ingester) post(ctx context.Context, f jetstream.Frame) error {
 	if k != store.KindUser {
 		return nil
 	}
-	uri := "at://" + f.DID + "/" + c.Collection + "/" + c.RKey
+	uri := postURI(f)
 	if c.Operation == jetstream.OpDelete {
 		if err := in.d.Store.DeletePost(ctx, uri); err != nil {
 			return transient(identity.ReasonStoreFailed, err)
 		}
 		return nil
 	}
+	p, err := postOf(f)
+	if err != nil {
+		return err
+	}
+	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, p); err != nil {
+		return transient(identity.ReasonStoreFailed, err)
+	}
+	return nil
+}
+
+// decodeProfile reads a profile record (a user's or a community's) as the
+// AppView stores it. Text fields lose any NUL: JSON carries \u0000, a
+// PostgreSQL text column refuses it, and the record is otherwise good.
+func decodeProfile(raw json.RawMessage) (profileRecord, error) {
+	var rec profileRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, permanent("malformed-record", err)
+	}
+	for _, s := range []*string{&rec.DisplayName, &rec.Description, &rec.Name, &rec.Origin, &rec.OriginUsername,
+		&rec.OriginURL, &rec.OriginSoftware, &rec.HostedBy} {
+		*s = dropNUL(*s)
+	}
+	return rec, nil
+}
+
+func postURI(f jetstream.Frame) string {
+	return "at://" + f.DID + "/" + f.Commit.Collection + "/" + f.Commit.RKey
+}
+
+// postOf reads a post commit as the AppView stores it: its text without
+// NULs, and its createdAt, or the event's time when that is not RFC 3339.
+func postOf(f jetstream.Frame) (store.Post, error) {
+	c := f.Commit
 	var rec postRecord
 	if err := json.Unmarshal(c.Record, &rec); err != nil {
-		return permanent("malformed-record", err)
+		return store.Post{}, permanent("malformed-record", err)
 	}
 	created, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(rec.CreatedAt))
 	if err != nil {
 		created = time.UnixMicro(f.TimeUS).UTC()
 	}
-	if err := in.d.Store.PutPost(ctx, f.DID, c.RKey, store.Post{URI: uri, CID: c.CID, Text: rec.Text, CreatedAt: created}); err != nil {
-		return transient(identity.ReasonStoreFailed, err)
+	return store.Post{URI: postURI(f), CID: dropNUL(c.CID), Text: dropNUL(rec.Text), CreatedAt: created}, nil
+}
+
+func dropNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
 	}
-	return nil
+	return strings.ReplaceAll(s, "\x00", "")
 }

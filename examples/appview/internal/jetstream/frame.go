@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Frame kinds.
@@ -82,6 +83,9 @@ func Parse(b []byte) (Frame, error) {
 	if f.DID == "" {
 		return f, fmt.Errorf("%w: no did", ErrMalformed)
 	}
+	if !didSyntax(f.DID) {
+		return f, fmt.Errorf("%w: did is not a DID", ErrMalformed)
+	}
 	if f.TimeUS <= 0 {
 		return f, fmt.Errorf("%w: no time_us", ErrMalformed)
 	}
@@ -117,6 +121,63 @@ func Parse(b []byte) (Frame, error) {
 		if c.Collection == "" || c.RKey == "" {
 			return f, fmt.Errorf("%w: commit without collection or rkey", ErrMalformed)
 		}
+		if !keySyntax(c.Collection) || !keySyntax(c.RKey) || (c.Rev != "" && !keySyntax(c.Rev)) || (c.CID != "" && !keySyntax(c.CID)) {
+			return f, fmt.Errorf("%w: collection, rkey, rev or cid outside the record-key characters", ErrMalformed)
+		}
 	}
 	return f, nil
+}
+
+// maxDIDBytes and maxKeyBytes are atproto's bounds on a DID and a record
+// key.
+const (
+	maxDIDBytes = 2048
+	maxKeyBytes = 512
+)
+
+// didSyntax reports atproto DID syntax: "did:", a lower-case method, ":",
+// then letters, digits and ._:%- (not ending in ':' or '%'). Anything else,
+// a NUL above all, would fail every query about the event, and its redrive,
+// in a way that looks like a database error and stalls its lane.
+func didSyntax(s string) bool {
+	rest, ok := strings.CutPrefix(s, "did:")
+	if !ok || len(s) > maxDIDBytes {
+		return false
+	}
+	method, id, ok := strings.Cut(rest, ":")
+	if !ok || method == "" || id == "" {
+		return false
+	}
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(isAlnum(c) || c == '.' || c == '_' || c == ':' || c == '%' || c == '-') {
+			return false
+		}
+	}
+	last := id[len(id)-1]
+	return last != ':' && last != '%'
+}
+
+// keySyntax reports a record key (or an NSID, a subset): 1 to 512 of
+// letters, digits and ._:~-.
+func keySyntax(s string) bool {
+	if s == "" || len(s) > maxKeyBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isAlnum(c) || c == '.' || c == '_' || c == ':' || c == '~' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

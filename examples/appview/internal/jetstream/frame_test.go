@@ -94,6 +94,14 @@ func TestParseInvalid(t *testing.T) {
 		"null record":           `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r","operation":"update","collection":"c.d","rkey":"k","record":null}}`,
 		"bad operation":         `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r","operation":"merge","collection":"c.d","rkey":"k"}}`,
 		"no rkey":               `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r","operation":"delete","collection":"c.d"}}`,
+		// What PostgreSQL would refuse in every query about the event (and
+		// in its redrive row), stalling the lane on it, or no DID at all.
+		"NUL in did":          `{"did":"did:plc:a\u0000","time_us":1,"kind":"identity","identity":{"seq":1}}`,
+		"did not a DID":       `{"did":"alice.example","time_us":1,"kind":"identity","identity":{"seq":1}}`,
+		"did with a space":    `{"did":"did:plc:a b","time_us":1,"kind":"identity","identity":{"seq":1}}`,
+		"NUL in rkey":         `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r","operation":"delete","collection":"c.d","rkey":"k\u0000"}}`,
+		"NUL in rev":          `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r\u0000","operation":"delete","collection":"c.d","rkey":"k"}}`,
+		"slash in collection": `{"did":"did:plc:a","time_us":1,"kind":"commit","commit":{"rev":"r","operation":"delete","collection":"c.d/../e","rkey":"k"}}`,
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {

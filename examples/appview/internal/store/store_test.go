@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -206,5 +208,33 @@ func TestActorByHandleIsCaseInsensitive(t *testing.T) {
 	}
 	if _, err := s.ActorByHandle(ctx, "bob.bridge.test"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestRedriveKeepsEventBytes: an event is stored for redrive exactly as
+// received, even when it holds what jsonb refuses (a \u0000 escape) or
+// PostgreSQL text refuses (bytes that are not UTF-8), both of which JSON
+// decoding accepts. Otherwise the enqueue fails and the consumer, which
+// retries a failed enqueue, stalls on that one event.
+func TestRedriveKeepsEventBytes(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i, ev := range [][]byte{
+		[]byte(`{"did":"did:plc:a","commit":{"record":{"text":"he\u0000llo"}}}`),
+		[]byte("{\"did\":\"did:plc:a\",\"commit\":{\"record\":{\"text\":\"\xff\xfe\"}}}"),
+		[]byte(`{"b":1,  "a":2}`),
+	} {
+		did := fmt.Sprintf("did:plc:%024d", i)
+		if err := s.Enqueue(ctx, did, 1, "commit", ev, 0, now, "x"); err != nil {
+			t.Fatalf("Enqueue %q: %v", ev, err)
+		}
+		rows, err := s.ClaimDue(ctx, now, time.Minute, 10)
+		if err != nil || len(rows) != 1 || !bytes.Equal(rows[0].Event, ev) {
+			t.Fatalf("claimed %+v, %v; want the event byte for byte", rows, err)
+		}
+		if err := s.Retire(ctx, rows[0].ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -132,8 +132,8 @@ func Parse(data []byte, path string, lookupEnv func(string) (string, bool), opts
 	}
 	c := &Config{Path: path}
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.UnmarshalWithOptions(data, c, yaml.DisallowUnknownField()); err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrInvalid, yaml.FormatError(err, false, true))
+		if err := unmarshal(data, c); err != nil {
+			return nil, err
 		}
 	}
 	if lookupEnv != nil {
@@ -334,4 +334,19 @@ func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, er
 
 func splitList(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+// unmarshal decodes the file strictly. go-yaml v1.19.2 panics on some
+// inputs (a tag on a sequence field, "BLOCKED_DOMAINS: !0000000", found by
+// FuzzParse); that is a file it cannot read, reported as ErrInvalid.
+func unmarshal(data []byte, c *Config) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the YAML decoder failed on this file", ErrInvalid)
+		}
+	}()
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.DisallowUnknownField()); err != nil {
+		return fmt.Errorf("%w: %s", ErrInvalid, yaml.FormatError(err, false, true))
+	}
+	return nil
 }
