@@ -31,6 +31,7 @@ func TestDependencyDirection(t *testing.T) {
 		// Verification lives in sig; what needs fetching sits behind
 		// interfaces the inbox owns.
 		{pkg: "sig/inbox", forbidden: drivers, only: []string{"sig"}},
+		{pkg: "fetch/serve", forbidden: drivers},
 	}
 	for _, tc := range cases {
 		t.Run(tc.pkg, func(t *testing.T) {

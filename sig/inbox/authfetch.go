@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/fedkit/fedkit/sig"
@@ -94,8 +95,8 @@ func asksForActivityPub(r *http.Request) bool {
 			if err != nil {
 				continue
 			}
-			if q := params["q"]; q == "0" || q == "0.0" || q == "0.00" || q == "0.000" {
-				continue
+			if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q == 0 {
+				continue // "not acceptable"
 			}
 			if mt == "application/activity+json" || mt == "application/ld+json" {
 				return true
