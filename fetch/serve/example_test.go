@@ -73,3 +73,11 @@ func ExampleWriteJSON() {
 		})
 	})
 }
+
+func ExampleAccounts() {
+	find := serve.Accounts("social.example", map[string]string{"alice": "https://social.example/users/alice"})
+	http.Handle(serve.WebFingerPath, serve.WebFinger(find))
+	a, _ := find(context.Background(), "acct:alice@social.example")
+	fmt.Println(a.Actor)
+	// Output: https://social.example/users/alice
+}

@@ -284,3 +284,24 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatalf("%d %v %s", w.Code, w.Header(), w.Body)
 	}
 }
+
+func TestAccounts(t *testing.T) {
+	t.Parallel()
+	find := serve.Accounts("social.example", map[string]string{"alice": actorID, "bob": "https://social.example/users/bob"})
+	for _, tc := range []struct{ resource, actor string }{
+		{"acct:alice@social.example", actorID},
+		{"acct:bob@Social.Example", "https://social.example/users/bob"},
+		{actorID, actorID},
+		{"acct:carol@social.example", ""},
+		{"acct:alice@other.example", ""},
+	} {
+		a, err := find(context.Background(), tc.resource)
+		if err != nil || (a == nil) != (tc.actor == "") || (a != nil && a.Actor != tc.actor) {
+			t.Errorf("%s: %+v, %v", tc.resource, a, err)
+		}
+	}
+	a, _ := find(context.Background(), "acct:alice@SOCIAL.example")
+	if a.Subject != "acct:alice@social.example" {
+		t.Errorf("subject %q", a.Subject)
+	}
+}

@@ -129,3 +129,18 @@ func cors(w http.ResponseWriter, r *http.Request) bool {
 	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	return false
 }
+
+// Accounts is the FindAccount of a server with a fixed set of local
+// actors: actors maps a user name to its actor URL, answered for
+// "acct:user@host" (host compared case-insensitively) and for the actor
+// URL itself.
+func Accounts(host string, actors map[string]string) FindAccount {
+	return func(_ context.Context, resource string) (*Account, error) {
+		for user, actor := range actors {
+			if name, ok := AcctUser(resource, host); (ok && name == user) || resource == actor {
+				return &Account{Subject: "acct:" + user + "@" + host, Aliases: []string{actor}, Actor: actor}, nil
+			}
+		}
+		return nil, nil
+	}
+}
