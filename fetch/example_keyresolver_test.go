@@ -53,3 +53,15 @@ func ExampleKeyGoneError() {
 		fmt.Println("the account was deleted; accept its own Delete")
 	}
 }
+
+func ExampleFetcher_Refetch() {
+	c, _ := client.New(nil)
+	f, _ := fetch.New(c, nil)
+	// An activity relayed by someone else: believe it only as its own
+	// origin serves it (sig/inbox.Config.Objects does this).
+	body, err := f.Refetch(context.Background(), "https://social.example/users/alice/statuses/1/activity")
+	if errors.Is(err, fetch.ErrIDMismatch) {
+		return // the origin serves something else under that id
+	}
+	_ = body
+}
