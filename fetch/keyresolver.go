@@ -237,11 +237,11 @@ func (r *KeyResolver) load(ctx context.Context, id sig.KeyID, l *keyLoad) {
 	close(l.done)
 }
 
-// cacheable reports failures worth remembering: not a cancelled context
-// or an exhausted per-request budget, which say nothing of the key.
-func cacheable(err error) bool {
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrBudgetExhausted)
-}
+// cacheable reports failures worth remembering: all but an exhausted
+// per-request budget, which says nothing of the key. (The fetch runs
+// detached from the caller's cancellation, so a deadline here is the
+// Fetcher's own timeout: a slow server, worth remembering.)
+func cacheable(err error) bool { return !errors.Is(err, ErrBudgetExhausted) }
 
 // putLocked stores e, making room first: expired entries go, then an
 // arbitrary tenth when none had expired.

@@ -302,6 +302,17 @@ func TestKeyResolverCaches(t *testing.T) {
 		}
 	})
 
+	t.Run("a server timing out is cached", func(t *testing.T) {
+		const a = "https://slow.example/actor"
+		docs.fail(a, fmt.Errorf("fetch: %w", context.DeadlineExceeded))
+		sid := mustKeyID(t, a+"#main-key")
+		_, _ = r.ResolveKey(ctx, sid)
+		_, _ = r.ResolveKey(ctx, sid)
+		if n := docs.count(a); n != 1 {
+			t.Fatalf("%d fetches of a timing-out server; want 1", n)
+		}
+	})
+
 	t.Run("budget exhaustion is not cached", func(t *testing.T) {
 		const a = "https://c.example/actor"
 		docs.fail(a, fetch.ErrBudgetExhausted)
