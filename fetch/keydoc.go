@@ -28,8 +28,11 @@ type keyEntry struct {
 // naming its owner.
 type keyDoc struct {
 	keyEntry
-	PublicKey       json.RawMessage `json:"publicKey"`
-	AssertionMethod json.RawMessage `json:"assertionMethod"`
+	PublicKey json.RawMessage `json:"publicKey"`
+	// AdditionalPublicKeys is Misskey's: its Ed25519 key (for
+	// ed25519-sha512 signatures) beside the RSA publicKey.
+	AdditionalPublicKeys json.RawMessage `json:"additionalPublicKeys"`
+	AssertionMethod      json.RawMessage `json:"assertionMethod"`
 }
 
 // owner is who the entry says it belongs to: owner, or a Multikey's
@@ -70,12 +73,12 @@ func parseKeyDoc(raw []byte) (*keyDoc, error) {
 	return &d, nil
 }
 
-// keys lists the keys d publishes: publicKey (an object, an array, or IRIs)
-// then assertionMethod. Malformed members are skipped, so one odd entry
-// does not hide the key asked for.
+// keys lists the keys d publishes: publicKey (an object, an array, or IRIs),
+// additionalPublicKeys, then assertionMethod. Malformed members are
+// skipped, so one odd entry does not hide the key asked for.
 func (d *keyDoc) keys() []keyEntry {
 	var out []keyEntry
-	for _, raw := range []json.RawMessage{d.PublicKey, d.AssertionMethod} {
+	for _, raw := range []json.RawMessage{d.PublicKey, d.AdditionalPublicKeys, d.AssertionMethod} {
 		out = appendEntries(out, raw)
 	}
 	return out

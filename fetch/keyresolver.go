@@ -61,7 +61,8 @@ type KeyResolverConfig struct {
 // publishes them and caches what it found:
 //
 //   - "actor#main-key" (Mastodon, Misskey, Pleroma): the actor's publicKey,
-//     an object or an array, or an FEP-521a Multikey in assertionMethod;
+//     an object or an array, Misskey's additionalPublicKeys (its Ed25519
+//     key), or an FEP-521a Multikey in assertionMethod;
 //   - "actor/main-key" (GoToSocial): a key document whose owner is the
 //     actor, which is fetched too and must list the key;
 //

@@ -124,6 +124,9 @@ func TestKeyResolverShapes(t *testing.T) {
 			docs: map[string]any{actor: map[string]any{"id": actor, "type": "Person", "publicKey": mainKey}}},
 		{name: "Misskey publicKey array", keyID: actor + "#main-key",
 			docs: map[string]any{actor: map[string]any{"id": actor, "publicKey": []any{other, mainKey}}}},
+		{name: "Misskey Ed25519 key in additionalPublicKeys", keyID: actor + "#ed25519-key",
+			docs: map[string]any{actor: map[string]any{"id": actor, "publicKey": other, "additionalPublicKeys": []any{
+				map[string]any{"id": actor + "#ed25519-key", "type": "Key", "owner": actor, "publicKeyPem": pem}}}}},
 		{name: "Pleroma key without owner, listed by its actor", keyID: actor + "#main-key",
 			docs: map[string]any{actor: map[string]any{"id": actor, "publicKey": map[string]any{"id": actor + "#main-key", "publicKeyPem": pem}}}},
 		{name: "GoToSocial key document, owner lists it", keyID: actor + "/main-key", docs: map[string]any{
