@@ -29,7 +29,10 @@ const (
 	ReasonKeyGone
 	// ReasonSignerNotActor: the signature is valid but by someone other
 	// than the activity's actor, and nothing else vouches for the activity
-	// (no LD signature, proof or refetch established it) (401).
+	// (no LD signature, proof or refetch established it). Answered 202 and
+	// dropped, as Mastodon does: the sender (often a relay forwarding what
+	// it was sent) cannot fix it by retrying, and a 401 would make it retry
+	// for hours.
 	ReasonSignerNotActor
 )
 
@@ -58,6 +61,8 @@ func (r Reason) Status() int {
 		return http.StatusRequestEntityTooLarge
 	case ReasonNotActivity, ReasonMalformedSignature:
 		return http.StatusBadRequest
+	case ReasonSignerNotActor:
+		return http.StatusAccepted
 	}
 	return http.StatusUnauthorized
 }

@@ -68,6 +68,6 @@ func ExampleReason() {
 	fmt.Println(inbox.ReasonSignerNotActor, inbox.ReasonSignerNotActor.Status())
 	fmt.Println(inbox.ReasonBodyTooLarge, inbox.ReasonBodyTooLarge.Status())
 	// Output:
-	// signer is not the activity's actor 401
+	// signer is not the activity's actor 202
 	// body too large 413
 }

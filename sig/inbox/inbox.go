@@ -110,7 +110,8 @@ func New(keys sig.KeyResolver, receive func(ctx context.Context, a *Activity) er
 }
 
 // ServeHTTP answers 202 for an accepted activity, and the refusal's
-// status (400, 401, 413) with a fixed short text otherwise.
+// status (400, 401, 413) with a fixed short text otherwise; an activity
+// nothing ties to its actor is answered 202 and dropped, as Mastodon does.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -124,7 +125,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			re = refuse(ReasonBadSignature, err)
 		}
 		h.log.DebugContext(r.Context(), "inbox: refused", "reason", re.Reason.String(), "err", err)
-		http.Error(w, re.Reason.String(), re.Reason.Status())
+		if st := re.Reason.Status(); st == http.StatusAccepted {
+			w.WriteHeader(st) // dropped, as Mastodon drops it
+		} else {
+			http.Error(w, re.Reason.String(), st)
+		}
 		return
 	}
 	if err := h.receive(r.Context(), a); err != nil {
