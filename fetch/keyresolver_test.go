@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -514,5 +515,44 @@ func TestKeyResolverSignedFetch(t *testing.T) {
 	}
 	if got := fmtList(af.seen()); got != "[none cavage]" {
 		t.Errorf("server saw %s", got)
+	}
+}
+
+// Through a real Fetcher on loopback: GoToSocial serves the key at
+// actor/main-key as a stub of the actor, and the actor itself; a
+// Mastodon-shaped server serves the actor with its key.
+func TestKeyResolverLoopback(t *testing.T) {
+	t.Parallel()
+	pub, pem, _ := edKey(t)
+	gts := newSite(t, "gts.test")
+	actor := gts.url("/users/bob")
+	stub, _ := json.Marshal(map[string]any{"id": actor, "type": "Person",
+		"publicKey": map[string]any{"id": actor + "/main-key", "owner": actor, "publicKeyPem": pem}})
+	gts.ap("/users/bob/main-key", string(stub))
+	gts.ap("/users/bob", string(stub))
+	masto := newSite(t, "mastodon.test")
+	malice := masto.url("/users/alice")
+	doc, _ := json.Marshal(actorWith(malice, pem))
+	masto.ap("/users/alice", string(doc))
+	// An actor document served by another origin than its id claims.
+	masto.ap("/users/mallory", strings.ReplaceAll(string(doc), masto.base, gts.base))
+	r, _ := fetch.NewKeyResolver(newFetcher(t, nil), nil)
+	for _, tc := range []struct {
+		name, keyID, owner string
+	}{
+		{"GoToSocial", actor + "/main-key", actor},
+		{"Mastodon", malice + "#main-key", malice},
+		{"actor from another origin", masto.url("/users/mallory") + "#main-key", ""},
+	} {
+		k, err := r.ResolveKey(context.Background(), mustKeyID(t, tc.keyID))
+		if tc.owner == "" {
+			if err == nil {
+				t.Errorf("%s: resolved %+v", tc.name, k)
+			}
+			continue
+		}
+		if err != nil || k.Owner != tc.owner || !pub.(ed25519.PublicKey).Equal(k.Public) {
+			t.Errorf("%s: %+v, %v", tc.name, k, err)
+		}
 	}
 }
