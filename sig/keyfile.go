@@ -32,8 +32,8 @@ var ErrKeyFileMode = errors.New("sig: key file is readable by others")
 // 0600) when the file does not exist. A file other users can read or
 // write (any permission bit for "other") is refused with ErrKeyFileMode,
 // as ssh refuses such a key. Two processes starting at once agree on one
-// key: the file is written aside and linked into place only if still
-// absent.
+// key: the file is written aside and hard-linked into place only if still
+// absent (so the directory must be on a filesystem with hard links).
 func LoadOrGenerateKey(path string, kt KeyType) (crypto.Signer, error) {
 	if k, err := loadKeyFile(path); !errors.Is(err, fs.ErrNotExist) {
 		return k, err
