@@ -16,7 +16,6 @@ import (
 // assertionMethod. A bare IRI names a key without its material.
 type keyEntry struct {
 	ID                 string `json:"id"`
-	Type               any    `json:"type"`
 	Owner              string `json:"owner"`
 	Controller         string `json:"controller"`
 	PublicKeyPem       string `json:"publicKeyPem"`
