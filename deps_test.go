@@ -2,6 +2,7 @@ package fedkit_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,8 @@ func TestDependencyDirection(t *testing.T) {
 		forbidden []string
 		// ownTree: may import only its own subtree of fedkit.
 		ownTree bool
+		// only, when set, lists the fedkit packages it may import.
+		only []string
 	}{
 		{pkg: "client", forbidden: drivers, ownTree: true},
 		{pkg: "sig", forbidden: drivers, ownTree: true},
@@ -26,6 +29,10 @@ func TestDependencyDirection(t *testing.T) {
 		{pkg: "deliver", forbidden: drivers},
 		{pkg: "identity", forbidden: drivers},
 		{pkg: "directory", forbidden: drivers[:2]},
+		// Verification lives in sig; what needs fetching sits behind
+		// interfaces the inbox owns.
+		{pkg: "sig/inbox", forbidden: drivers, only: []string{"sig"}},
+		{pkg: "fetch/serve", forbidden: drivers},
 	}
 	for _, tc := range cases {
 		t.Run(tc.pkg, func(t *testing.T) {
@@ -51,6 +58,11 @@ func TestDependencyDirection(t *testing.T) {
 				}
 				if tc.ownTree && strings.HasPrefix(dep, mod+"/") && dep != self && !strings.HasPrefix(dep, self+"/") {
 					t.Errorf("%s must import no other fedkit package, imports %s", tc.pkg, dep)
+				}
+				if tc.only != nil && strings.HasPrefix(dep, mod+"/") && dep != self {
+					if !slices.Contains(tc.only, strings.TrimPrefix(dep, mod+"/")) {
+						t.Errorf("%s may import only %v of fedkit, imports %s", tc.pkg, tc.only, dep)
+					}
 				}
 			}
 		})

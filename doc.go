@@ -10,14 +10,17 @@
 //   - [github.com/fedkit/fedkit/sig]: HTTP Signatures (draft-cavage-12 and
 //     RFC 9421), Digest and Content-Digest, keys (PEM, Multikey), Data
 //     Integrity proofs (eddsa-jcs-2022) and inbound verification; the
-//     NonceStore conformance suite in sig/sigtest.
+//     NonceStore conformance suite in sig/sigtest; an inbox handler and
+//     authorized-fetch middleware in sig/inbox.
 //   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
 //     circuit breakers, ordering keys, batches, lanes and hooks; backends in
 //     deliver/pgqueue (PostgreSQL) and deliver/redisbreaker (Redis),
 //     conformance suites in deliver/delivertest, and FEP-8fcf followers
 //     synchronisation in deliver/colsync.
 //   - [github.com/fedkit/fedkit/fetch]: a Fetcher with ActivityPub origin
-//     rules, collection walks, WebFinger, NodeInfo, resolve and confirm.
+//     rules, collection walks, WebFinger, NodeInfo, resolve and confirm, and
+//     the KeyResolver an inbox verifies with; actor documents, WebFinger,
+//     host-meta and NodeInfo endpoints to serve in fetch/serve.
 //   - [github.com/fedkit/fedkit/directory]: the Activity-Relay Directory
 //     client (protocol v1-v3), its scheduler and durable unregister; Redis
 //     state in directory/redisstate; a fake Directory in
@@ -32,5 +35,6 @@
 // Dependencies point one way: client, sig and origin import no other fedkit
 // package; fetch and deliver build on them; directory and identity build on
 // client, sig and origin; backends import their parent and one driver. The
-// examples (examples/relay, examples/appview) show them wired together.
+// examples (examples/relay, examples/appview, and examples/minimal, a whole
+// server in under 100 lines) show them wired together.
 package fedkit

@@ -16,6 +16,9 @@
 //	})
 //	st, _ := d.Status(ctx, "delete-1")
 //
+// An application signing with one key passes deliver.SingleKey{KeyID,
+// Signer}; SenderKeysFunc adapts a lookup function.
+//
 // SendPortable delivers to portable actors (FEP-ef61): an ap:// inbox goes
 // to each of the actor's gateways, at GatewayInboxes' URLs, as one send
 // through the same queue.

@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/sig"
 )
 
 // appKeys stands for an application's key table.
@@ -346,3 +347,21 @@ func ExampleCachingSenderKeys_Forget() {
 	fmt.Println(keys.Loads())
 	// Output: 2
 }
+
+func ExampleSingleKey() {
+	key, _ := sig.LoadOrGenerateKey("actor.pem", sig.KeyRSA2048)
+	c, _ := client.New(nil)
+	d, _ := deliver.New(&deliver.MemoryQueue{}, deliver.SingleKey{KeyID: "https://social.example/actor#main-key", Signer: key}, c, nil)
+	_ = d
+}
+
+func ExampleSenderKeysFunc() {
+	keys := deliver.SenderKeysFunc(func(ctx context.Context, keyID string) (crypto.Signer, error) {
+		return loadKeyFromMyTable(ctx, keyID)
+	})
+	c, _ := client.New(nil)
+	d, _ := deliver.New(&deliver.MemoryQueue{}, deliver.NewCachingSenderKeys(keys, nil), c, nil)
+	_ = d
+}
+
+func loadKeyFromMyTable(context.Context, string) (crypto.Signer, error) { return nil, nil }

@@ -39,6 +39,20 @@
 // (falling back once to host-meta's lrdd template on 404); Resolve and
 // Confirm follow Mastodon's ResolveAccountService.
 //
+// # Keys
+//
+// KeyResolver is the sig.KeyResolver an inbox wants: it fetches a keyId as
+// servers publish it (Mastodon's actor#main-key in publicKey, an object or
+// an array; GoToSocial's key document at actor/main-key, whose owner is
+// fetched and must list it; FEP-521a Multikeys in assertionMethod),
+// requires the key and its owner to name each other on one origin, and
+// caches keys (TTL, size bound, one fetch for concurrent misses) and
+// failures. RefetchKey fetches a key again after a failed signature, at
+// most once per RefetchInterval; a 410 is a *KeyGoneError.
+//
+//	keys, _ := fetch.NewKeyResolver(f, &fetch.KeyResolverConfig{Signer: instanceActor})
+//	v, _ := sig.NewVerifier(keys, nil)
+//
 // # Budget
 //
 // WithBudget(ctx, NewBudget(n)) caps the requests made on behalf of one

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fedkit/fedkit/sig"
 )
 
 // Sentinels, matched with errors.Is. Typed errors below wrap them.
@@ -173,3 +175,46 @@ func (e *WalkLimitError) Error() string {
 
 // Unwrap returns ErrWalkLimit.
 func (e *WalkLimitError) Unwrap() error { return ErrWalkLimit }
+
+// ErrNoKey: a key's document does not publish it for its owner
+// (*NoKeyError).
+var ErrNoKey = errors.New("fetch: document does not publish the key")
+
+// ErrRefetchTooSoon: KeyResolver.RefetchKey was asked for a key fetched
+// less than KeyResolverConfig.RefetchInterval ago.
+var ErrRefetchTooSoon = errors.New("fetch: key fetched too recently to refetch")
+
+// NoKeyError is a key that its documents do not establish: missing, owned
+// by another actor, on another origin, or not listed by its owner.
+type NoKeyError struct {
+	// KeyID is the key asked for.
+	KeyID string
+	// Reason is a fixed phrase saying which rule failed.
+	Reason string
+}
+
+// Error implements error.
+func (e *NoKeyError) Error() string {
+	return fmt.Sprintf("fetch: key %s: %s", clip(e.KeyID), e.Reason)
+}
+
+// Unwrap returns ErrNoKey.
+func (e *NoKeyError) Unwrap() error { return ErrNoKey }
+
+// KeyGoneError is a key whose document or owner answered 410 Gone: the
+// account was deleted. It matches ErrGone and sig.ErrGone, so an inbox
+// (package sig/inbox) can accept the account's own Delete as Mastodon does.
+type KeyGoneError struct {
+	// KeyID is the key asked for.
+	KeyID string
+	// URL is the document that answered 410.
+	URL string
+}
+
+// Error implements error.
+func (e *KeyGoneError) Error() string {
+	return fmt.Sprintf("fetch: key %s: %s is gone", clip(e.KeyID), clip(e.URL))
+}
+
+// Is matches ErrGone and sig.ErrGone.
+func (e *KeyGoneError) Is(target error) bool { return target == ErrGone || target == sig.ErrGone }

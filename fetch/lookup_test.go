@@ -369,3 +369,23 @@ func TestLookupCaseVariantKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestRefetch(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, "origin.test")
+	s.ap("/act/1", `{"id":"{base}/act/1","type":"Create","actor":"{base}/users/a"}`)
+	s.ap("/act/2", `{"id":"{base}/act/other","type":"Create","actor":"{base}/users/a"}`)
+	s.ap("/act/other", `{"id":"{base}/act/other","type":"Create","actor":"{base}/users/a"}`)
+	s.serve("/page", 200, "text/html", `<link rel="alternate" type="application/activity+json" href="{base}/act/1">`)
+	f := newFetcher(t, nil)
+	ctx := context.Background()
+	if b, err := f.Refetch(ctx, s.url("/act/1")); err != nil || !strings.Contains(string(b), `"Create"`) {
+		t.Fatalf("Refetch = %s, %v", b, err)
+	}
+	if _, err := f.Refetch(ctx, s.url("/act/2")); !errors.Is(err, fetch.ErrIDMismatch) {
+		t.Fatalf("a document with another id: %v; want ErrIDMismatch", err)
+	}
+	if _, err := f.Refetch(ctx, s.url("/page")); !errors.Is(err, fetch.ErrContentType) {
+		t.Fatalf("a web page: %v; want ErrContentType (no alternate discovery)", err)
+	}
+}

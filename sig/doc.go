@@ -42,6 +42,10 @@
 // signature that verifies only with the other scheme is reported as a
 // *SchemeMismatchError (still ErrBadSignature) naming both.
 //
+// An inbox that ties each activity to its actor, and authorized fetch for
+// GETs, are in package sig/inbox. LoadOrGenerateKey keeps an actor's key in
+// a 0600 PEM file, made on first run.
+//
 // Keys come from PEM (ParsePrivateKeyPEM, ParsePublicKeyPEM: PKCS#1,
 // PKCS#8, SPKI, SEC 1; RSA keys under the id-RSASSA-PSS OID too, as RFC
 // 9421's test-key-rsa-pss, read as plain RSA keys) or Multikey.

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -389,4 +390,16 @@ func ExampleFormatMultikey() {
 	mk, err := sig.FormatMultikey(pub)
 	fmt.Println(mk[:4], err)
 	// Output: z6Mk <nil>
+}
+
+func ExampleLoadOrGenerateKey() {
+	// The first run writes actor.pem (0600); later runs load it.
+	key, err := sig.LoadOrGenerateKey("/var/lib/myserver/actor.pem", sig.KeyRSA2048)
+	if errors.Is(err, sig.ErrKeyFileMode) {
+		log.Fatal("chmod 600 the key file")
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = key
 }

@@ -41,13 +41,6 @@ func ExampleNew() {
 	_ = http.ListenAndServe("127.0.0.1:8080", r.Handler())
 }
 
-func ExampleNewKeyCache() {
-	c, _ := client.New(nil)
-	f, _ := fetch.New(c, nil)
-	keys := relay.NewKeyCache(f, time.Hour, 0, nil) // a sig.KeyResolver
-	_ = keys
-}
-
 func ExampleNewHealth() {
 	h := relay.NewHealth(3)
 	for range 3 {

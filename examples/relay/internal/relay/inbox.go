@@ -155,10 +155,7 @@ func (r *Relay) verify(req *http.Request, body []byte) (*sig.Result, error) {
 		return res, used, err
 	}
 	res, used, err := attempt()
-	if err != nil && errors.Is(err, sig.ErrBadSignature) && len(used.ids) > 0 {
-		for _, id := range used.ids {
-			r.cfg.Keys.Forget(id)
-		}
+	if err != nil && errors.Is(err, sig.ErrBadSignature) && r.refetchKeys(req.Context(), used) {
 		res, _, err = attempt()
 	}
 	return res, err

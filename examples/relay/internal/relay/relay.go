@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
+	"github.com/fedkit/fedkit/fetch"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -54,9 +55,10 @@ type Config struct {
 	// Sender queues deliveries. Required.
 	Sender Sender
 	// Lookup fetches actors and keys (a *fetch.Fetcher). Required.
-	Lookup Lookuper
-	// Keys resolves signature keys. Defaults to a KeyCache over Lookup.
-	Keys *KeyCache
+	Lookup fetch.Lookuper
+	// Keys resolves signature keys. Defaults to a fetch.KeyResolver over
+	// Lookup.
+	Keys *fetch.KeyResolver
 	// ManualApproval keeps new subscriptions pending.
 	ManualApproval bool
 	// Blocked and Allowed are domain lists (subdomains included); a
@@ -134,7 +136,9 @@ func New(cfg *Config) (*Relay, error) {
 		c.Now = time.Now
 	}
 	if c.Keys == nil {
-		c.Keys = NewKeyCache(c.Lookup, 0, 0, c.Now)
+		if c.Keys, err = fetch.NewKeyResolver(c.Lookup, &fetch.KeyResolverConfig{Now: c.Now}); err != nil {
+			return nil, fmt.Errorf("relay: %w", err)
+		}
 	}
 	if c.Health == nil {
 		c.Health = NewHealth(0)
@@ -173,6 +177,7 @@ func New(cfg *Config) (*Relay, error) {
 		if u, err := url.Parse(id.String()); err != nil || !r.hostAllowed(u.Host) {
 			return nil, errBlocked
 		}
+		recordKey(ctx, id)
 		return c.Keys.ResolveKey(ctx, id)
 	})
 	vc := sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes}

@@ -1,0 +1,83 @@
+package serve_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+
+	"github.com/fedkit/fedkit/fetch"
+	"github.com/fedkit/fedkit/fetch/serve"
+)
+
+func ExampleNewActor() {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	a, err := serve.NewActor(&serve.ActorOpts{
+		ID: "https://social.example/users/alice", Username: "alice",
+		Key: &serve.ActorKey{Public: pub},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Type, a.Inbox, a.KeyID())
+	// Output: Person https://social.example/users/alice/inbox https://social.example/users/alice#main-key
+}
+
+func ExampleWebFinger() {
+	const actor = "https://social.example/users/alice"
+	http.Handle(serve.WebFingerPath, serve.WebFinger(func(ctx context.Context, resource string) (*serve.Account, error) {
+		if user, ok := serve.AcctUser(resource, "social.example"); (ok && user == "alice") || resource == actor {
+			return &serve.Account{Subject: "acct:alice@social.example", Aliases: []string{actor}, Actor: actor}, nil
+		}
+		return nil, nil // 404
+	}))
+}
+
+func ExampleAcctUser() {
+	fmt.Println(serve.AcctUser("acct:alice@Social.Example", "social.example"))
+	// Output: alice true
+}
+
+func ExampleHostMeta() {
+	http.Handle(serve.HostMetaPath, serve.HostMeta("https://social.example"))
+}
+
+func ExampleNodeInfo() {
+	users := int64(1)
+	ni := serve.NodeInfo("https://social.example", func(context.Context) (*fetch.NodeInfo, error) {
+		return &fetch.NodeInfo{Software: fetch.Software{Name: "myserver", Version: "0.1"},
+			Usage: fetch.Usage{Users: fetch.UserCounts{Total: &users}}}, nil
+	})
+	for _, p := range []string{serve.NodeInfoWellKnownPath, serve.NodeInfo21Path, serve.NodeInfo20Path} {
+		http.Handle(p, ni)
+	}
+}
+
+func ExampleWantsActivityPub() {
+	var actor *serve.Actor
+	http.HandleFunc("GET /users/alice", func(w http.ResponseWriter, r *http.Request) {
+		if serve.WantsActivityPub(r) {
+			actor.ServeHTTP(w, r)
+			return
+		}
+		fmt.Fprint(w, "<h1>Alice</h1>") // the profile page
+	})
+}
+
+func ExampleWriteJSON() {
+	http.HandleFunc("GET /users/alice/outbox", func(w http.ResponseWriter, r *http.Request) {
+		serve.WriteJSON(w, http.StatusOK, map[string]any{
+			"@context": serve.ContextActivityStreams, "id": "https://social.example/users/alice/outbox",
+			"type": "OrderedCollection", "totalItems": 0, "orderedItems": []any{},
+		})
+	})
+}
+
+func ExampleAccounts() {
+	find := serve.Accounts("social.example", map[string]string{"alice": "https://social.example/users/alice"})
+	http.Handle(serve.WebFingerPath, serve.WebFinger(find))
+	a, _ := find(context.Background(), "acct:alice@social.example")
+	fmt.Println(a.Actor)
+	// Output: https://social.example/users/alice
+}
