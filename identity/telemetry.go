@@ -1,0 +1,77 @@
+package identity
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fedkit/fedkit/internal/otelx"
+)
+
+// Telemetry names (package doc, "Telemetry").
+const (
+	spanRefresh      = "identity.refresh"
+	metricRefreshes  = "fedkit.identity.refreshes"
+	attrDID          = attribute.Key("fedkit.identity.did")
+	attrTrigger      = attribute.Key("fedkit.identity.refresh.trigger")
+	attrReason       = attribute.Key("fedkit.identity.refresh.reason")
+	attrClass        = attribute.Key("fedkit.identity.refresh.class")
+	attrUpdated      = attribute.Key("fedkit.identity.refresh.updated")
+	attrOriginClear  = attribute.Key("fedkit.identity.refresh.origin_cleared")
+	attrIncumbentRun = attribute.Key("fedkit.identity.refresh.incumbent_refreshed")
+)
+
+// Refresh triggers: what asked for a refresh. A closed set, so the
+// refresh counter's cardinality is triggers x Reason codes.
+const (
+	triggerCall      = "call"           // RefreshHandle
+	triggerEvent     = "identity_event" // HandleIdentityEvent
+	triggerSweep     = "sweep"          // Sweep, not a dry run
+	triggerIncumbent = "incumbent"      // the holder of a refresh's new handle
+)
+
+// refreshTelemetry is a Refresher's tracer and refresh counter.
+type refreshTelemetry struct {
+	tracer    trace.Tracer
+	refreshes metric.Int64Counter
+}
+
+func newRefreshTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (refreshTelemetry, error) {
+	tracer, meter := otelx.Instruments("identity", otelx.Providers{Tracer: tp, Meter: mp})
+	c, err := meter.Int64Counter(metricRefreshes,
+		metric.WithDescription("Handle refreshes, by trigger and outcome reason"),
+		metric.WithUnit("{refresh}"))
+	return refreshTelemetry{tracer: tracer, refreshes: c}, err
+}
+
+func (t refreshTelemetry) start(ctx context.Context, did DID, trigger string) (context.Context, trace.Span) {
+	return t.tracer.Start(ctx, spanRefresh, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attrDID.String(string(did)), attrTrigger.String(trigger)))
+}
+
+// end counts the refresh and closes its span. The reason is the closed
+// Reason code: updated or matched on success, the RefreshError's otherwise.
+func (t refreshTelemetry) end(ctx context.Context, span trace.Span, trigger string, res refreshResult, err error) {
+	reason := ReasonMatched
+	switch {
+	case err != nil:
+		reason = reasonOf(err)
+	case res.updated:
+		reason = ReasonUpdated
+	}
+	t.refreshes.Add(ctx, 1, metric.WithAttributes(attrTrigger.String(trigger), attrReason.String(reason)))
+	span.SetAttributes(attrReason.String(reason), attrUpdated.Bool(res.updated), attrOriginClear.Bool(res.originCleared))
+	if err != nil {
+		var re *RefreshError
+		if errors.As(err, &re) {
+			span.SetAttributes(attrClass.String(re.Class.String()))
+		}
+		span.SetAttributes(otelx.ErrorType.String(reason))
+		span.SetStatus(codes.Error, reason)
+	}
+	span.End()
+}
