@@ -219,7 +219,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Error("rendered page lacks the deliveries chart")
 	}
 	for _, class := range []string{"delivered", "failed"} {
-		bars := regexp.MustCompile(`<rect class="bar ` + class + `" data-minute="[0-9]{2}:[0-9]{2}" data-count="([0-9]+)"`).FindAllStringSubmatch(dom, -1)
+		bars := regexp.MustCompile(`<rect class="bar `+class+`" data-minute="[0-9]{2}:[0-9]{2}" data-count="([0-9]+)"`).FindAllStringSubmatch(dom, -1)
 		sum := 0
 		for _, b := range bars {
 			n, _ := strconv.Atoi(b[1])
