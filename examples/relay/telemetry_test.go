@@ -213,3 +213,26 @@ func TestOTLPExport(t *testing.T) {
 		t.Errorf("collector got metrics %q; want relay.subscribers", coll.metrics)
 	}
 }
+
+// TestMetricsDirectoryState: a server running the Directory scheduler
+// reports each configured Directory's state on /metrics, from package
+// directory's gauge on the relay's meter provider.
+func TestMetricsDirectoryState(t *testing.T) {
+	d := fakeDirectory(t)
+	cfgPath := serverConfig(t, schedulerYAML(d))
+	e, _, errb := testEnv(t)
+	e.directoryHTTP = d.Doer()
+	p := startProcess(t, e, errb, "-c", cfgPath)
+	origin := `fedkit_directory_origin="` + d.Origin() + `"`
+	var body string
+	waitUntil(t, "the registered state on /metrics", func() bool {
+		_, body = scrape(t, "http://"+p.addr+"/metrics", testToken)
+		v, ok := sample(body, "fedkit_directory_state", origin, `fedkit_directory_state="registered"`)
+		return ok && v == "1"
+	})
+	for _, st := range []string{"configured", "heartbeat-current", "retrying", "disabled", "unregister-pending"} {
+		if v, ok := sample(body, "fedkit_directory_state", origin, `fedkit_directory_state="`+st+`"`); !ok || v != "0" {
+			t.Errorf("state %s = %q (found %v); want 0", st, v, ok)
+		}
+	}
+}
