@@ -65,7 +65,7 @@ func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
 		v, ok := got[attribute.Key(k)]
 		if w == nil {
 			if ok {
-				t.Errorf("span %s: %s = %v; want it absent", s.Name(), k, v.Emit())
+				t.Errorf("span %s: %s = %v; want it absent", s.Name(), k, v.String())
 			}
 			continue
 		}
@@ -83,7 +83,7 @@ func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
 			eq = v.Type() == attribute.BOOL && v.AsBool() == w
 		}
 		if !eq {
-			t.Errorf("span %s: %s = %v (%s); want %v", s.Name(), k, v.Emit(), v.Type(), w)
+			t.Errorf("span %s: %s = %v (%s); want %v", s.Name(), k, v.String(), v.Type(), w)
 		}
 	}
 }
@@ -165,7 +165,7 @@ func TestCallSpanReconciled(t *testing.T) {
 	for _, s := range o.named("POST") {
 		if s.Parent().SpanID() == hb[0].SpanContext().SpanID() {
 			a := attrsOf(s)
-			under = append(under, a["fedkit.directory.operation"].AsString()+" "+a["http.response.status_code"].Emit()+" "+a["error.type"].Emit())
+			under = append(under, a["fedkit.directory.operation"].AsString()+" "+a["http.response.status_code"].String()+" "+a["error.type"].String())
 		}
 	}
 	want := []string{"heartbeat 409 relay_not_registered", "register 200 ", "heartbeat 200 "}

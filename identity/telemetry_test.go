@@ -49,7 +49,7 @@ func (o *otelEnv) refreshes(t *testing.T) []sdktrace.ReadOnlySpan {
 func attr(s sdktrace.ReadOnlySpan, k string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == k {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return "<absent>"
