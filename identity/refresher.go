@@ -257,7 +257,9 @@ func (r *Refresher) refresh(ctx context.Context, did DID, p *bridgePolicy, trigg
 	ctx, span := r.tel.start(ctx, did, trigger)
 	res, err := r.refreshOnce(ctx, did, p)
 	if r.incumbentFreed(ctx, did, res.new, err, p) {
-		span.SetAttributes(attrIncumbentRun.Bool(true))
+		if span.IsRecording() {
+			span.SetAttributes(attrIncumbentRun.Bool(true))
+		}
 		res, err = r.refreshOnce(ctx, did, p)
 	}
 	r.tel.end(ctx, span, trigger, res, err)
