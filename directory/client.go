@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/client"
-	"github.com/fedkit/fedkit/internal/otelx"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -102,18 +101,18 @@ type Config struct {
 	// (package doc, "Telemetry"). Defaults to OTel's global provider, a
 	// no-op until the application installs one.
 	TracerProvider trace.TracerProvider
-	// MeterProvider is accepted for symmetry with SchedulerConfig; the
-	// Client records no metrics of its own. Defaults to OTel's global
-	// provider.
+	// MeterProvider receives the http.client.request.duration histogram
+	// of the Client's requests. Defaults to OTel's global provider.
 	MeterProvider metric.MeterProvider
 }
 
 // Client speaks the Directory lifecycle protocol v1-v3 for one relay
 // identity. It is safe for concurrent use.
 type Client struct {
-	key    crypto.Signer
-	cfg    Config
-	tracer trace.Tracer
+	key      crypto.Signer
+	cfg      Config
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
 
 	mu      sync.Mutex
 	dirs    []Entry
@@ -184,7 +183,7 @@ func (c *Client) withDefaults() error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c.tracer, _ = otelx.Instruments("directory", otelx.Providers{Tracer: cfg.TracerProvider, Meter: cfg.MeterProvider})
+	c.instrument()
 	if cfg.HTTP == nil {
 		hc, err := client.New(ClientConfig())
 		if err != nil {
@@ -358,9 +357,9 @@ func (c *Client) Status(ctx context.Context, origin string) (_ *Status, err erro
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOrigin, err)
 	}
 	req.Header.Set("Accept", "application/json")
-	ctx, span := c.startHTTP(ctx, http.MethodGet, req.URL, statusOperation, 1)
+	ctx, obs := c.startHTTP(ctx, http.MethodGet, req.URL, statusOperation, 1)
 	var sc int
-	defer func() { endHTTP(span, sc, err) }()
+	defer func() { obs.end(sc, err) }()
 	req = req.WithContext(ctx)
 	sc, h, body, err := c.exchange(ctx, req)
 	if err != nil {
@@ -544,10 +543,10 @@ func (c *Client) once(ctx context.Context, origin string, v Version, op Operatio
 	if err != nil {
 		return "", 0, "", err
 	}
-	ctx, span := c.startHTTP(ctx, http.MethodPost, req.URL, string(op), attempt)
+	ctx, obs := c.startHTTP(ctx, http.MethodPost, req.URL, string(op), attempt)
 	defer func() {
-		span.SetAttributes(attrProtocolVersion.Int(int(v)))
-		endHTTP(span, sc, err)
+		obs.span.SetAttributes(attrProtocolVersion.Int(int(v)))
+		obs.end(sc, err)
 	}()
 	req = req.WithContext(ctx)
 	sc, h, body, err := c.exchange(ctx, req)

@@ -119,8 +119,8 @@
 //
 // # Telemetry
 //
-// Config.TracerProvider and SchedulerConfig.TracerProvider and
-// MeterProvider default to OpenTelemetry's global providers, no-ops until
+// Config.TracerProvider and MeterProvider and SchedulerConfig.TracerProvider
+// and MeterProvider default to OpenTelemetry's global providers, no-ops until
 // the application installs its own; this package uses the OpenTelemetry
 // API only. Attribute names are listed in one place, internal/otelx.
 //
@@ -149,7 +149,11 @@
 // transport, disabled, unknown_directory, unsupported_version, signing,
 // invalid_origin or _OTHER. Nothing a Directory sent is copied into a span.
 //
-// Metric: fedkit.directory.state, an int64 gauge observed from the
+// Metrics: http.client.request.duration (the HTTP semantic conventions'
+// histogram, in seconds, with their advised buckets) per request, by
+// http.request.method, fedkit.directory.operation,
+// http.response.status_code and error.type (never the origin: Status
+// accepts any). And fedkit.directory.state, an int64 gauge observed from the
 // scheduler's memory (no store read at collection): for every configured
 // Directory (fedkit.directory.origin, at most MaxDirectories) one series
 // per local State (fedkit.directory.state), 1 for the state it is in and 0

@@ -6,10 +6,12 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/internal/otelx"
@@ -46,8 +48,12 @@ const (
 	attrDiagnostic = attribute.Key("fedkit.directory.diagnostic")
 )
 
-// metricState is the name of the Directory state gauge.
-const metricState = "fedkit.directory.state"
+// Metric names: the Directory state gauge, and the request duration
+// histogram under the HTTP semantic conventions' name.
+const (
+	metricState           = "fedkit.directory.state"
+	metricRequestDuration = "http.client.request.duration"
+)
 
 // statusOperation is attrOperation's value on the status document's GET.
 const statusOperation = "status"
@@ -148,22 +154,61 @@ func failSpan(span trace.Span, err error) {
 	span.SetStatus(codes.Error, err.Error())
 }
 
+// request is one HTTP exchange being observed: its span and, for the
+// duration histogram, when it started.
+type request struct {
+	span   trace.Span
+	start  time.Time
+	method string
+	op     string
+	c      *Client
+}
+
 // startHTTP opens the client span of one request; attempt counts from 1.
-func (c *Client) startHTTP(ctx context.Context, method string, u *url.URL, op string, attempt int) (context.Context, trace.Span) {
+func (c *Client) startHTTP(ctx context.Context, method string, u *url.URL, op string, attempt int) (context.Context, *request) {
 	attrs := append(otelx.HTTPClient(method, u), attrOperation.String(op))
 	if attempt > 1 {
 		attrs = append(attrs, otelx.HTTPRequestResendCount.Int(attempt-1))
 	}
-	return c.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := c.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, &request{span: span, start: time.Now(), method: method, op: op, c: c}
 }
 
-// endHTTP closes a request span with its status code (0: none arrived).
-func endHTTP(span trace.Span, sc int, err error) {
+// end records the request's duration and closes its span, with its status
+// code (0: none arrived). The histogram's attributes are closed values:
+// no origin, so Status of any origin cannot grow it.
+func (r *request) end(sc int, err error) {
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, otelx.HTTPRequestMethod.String(r.method), attrOperation.String(r.op))
 	if sc != 0 {
-		span.SetAttributes(otelx.HTTPResponseStatusCode.Int(sc))
+		attrs = append(attrs, otelx.HTTPResponseStatusCode.Int(sc))
+		r.span.SetAttributes(otelx.HTTPResponseStatusCode.Int(sc))
 	}
-	failSpan(span, err)
-	span.End()
+	if err != nil {
+		attrs = append(attrs, otelx.ErrorType.String(errorType(err)))
+	}
+	r.c.duration.Record(context.Background(), time.Since(r.start).Seconds(), metric.WithAttributes(attrs...))
+	failSpan(r.span, err)
+	r.span.End()
+}
+
+// durationBuckets are the HTTP semantic conventions' advised boundaries
+// for http.client.request.duration, in seconds.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
+// instrument sets up the Client's tracer and request-duration histogram.
+// A meter that refuses the histogram costs the metric only.
+func (c *Client) instrument() {
+	var meter metric.Meter
+	c.tracer, meter = otelx.Instruments("directory", otelx.Providers{Tracer: c.cfg.TracerProvider, Meter: c.cfg.MeterProvider})
+	h, err := meter.Float64Histogram(metricRequestDuration,
+		metric.WithDescription("Duration of Directory HTTP requests (status reads and signed lifecycle requests)"),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(durationBuckets...))
+	if err != nil {
+		c.cfg.Logger.Warn("directory: request duration histogram unavailable", "err", err)
+		h, _ = noop.NewMeterProvider().Meter("").Float64Histogram(metricRequestDuration)
+	}
+	c.duration = h
 }
 
 // allStates is the closed State vocabulary, in the gauge's order.

@@ -360,3 +360,59 @@ func TestSchedulerReconcileSpanParents(t *testing.T) {
 		t.Errorf("gauge state = %s; want retrying", st)
 	}
 }
+
+// TestRequestDuration: every request is one http.client.request.duration
+// observation with closed attributes only (no origin, URL or host).
+func TestRequestDuration(t *testing.T) {
+	o := newOtel(t)
+	b := setup(t, nil, withOtel(o))
+	b.d.Enqueue(directorytest.Reply{StatusCode: 500, Code: directory.CodeInternalError})
+	if _, err := b.c.Sync(context.Background(), dirO, nil); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "http.client.request.duration" {
+				continue
+			}
+			if m.Unit != "s" || sm.Scope.Name != "github.com/fedkit/fedkit/directory" {
+				t.Errorf("unit %q, scope %q", m.Unit, sm.Scope.Name)
+			}
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok {
+				t.Fatalf("%T; want a float64 histogram", m.Data)
+			}
+			for _, dp := range h.DataPoints {
+				var key []string
+				for _, kv := range dp.Attributes.ToSlice() {
+					switch kv.Key {
+					case "http.request.method", "fedkit.directory.operation", "http.response.status_code", "error.type":
+						key = append(key, kv.Value.String())
+					default:
+						t.Errorf("unexpected metric attribute %s=%s", kv.Key, kv.Value.String())
+					}
+				}
+				got[strings.Join(key, " ")] += dp.Count
+			}
+		}
+	}
+	// Keys in attribute order: error.type, operation, method, status code.
+	want := map[string]uint64{
+		"status GET 200":                   1,
+		"internal_error register POST 500": 1,
+		"register POST 201":                1,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("observations %v; want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("observations %v; want %v", got, want)
+		}
+	}
+}
