@@ -230,6 +230,9 @@ func TestMetricsDirectoryState(t *testing.T) {
 		v, ok := sample(body, "fedkit_directory_state", origin, `fedkit_directory_state="registered"`)
 		return ok && v == "1"
 	})
+	if v, ok := sample(body, "http_client_request_duration_seconds_count", `fedkit_directory_operation="register"`, `http_response_status_code="201"`); !ok || v == "0" {
+		t.Errorf("register request duration count = %q (found %v); want the scheduler's register", v, ok)
+	}
 	for _, st := range []string{"configured", "heartbeat-current", "retrying", "disabled", "unregister-pending"} {
 		if v, ok := sample(body, "fedkit_directory_state", origin, `fedkit_directory_state="`+st+`"`); !ok || v != "0" {
 			t.Errorf("state %s = %q (found %v); want 0", st, v, ok)
