@@ -31,7 +31,9 @@
 // What has no convention is namespaced fedkit.<package>.<name>: for
 // example fedkit.directory.operation, fedkit.directory.state,
 // fedkit.identity.refresh.reason. Metric names follow the same scheme
-// (fedkit.directory.state, fedkit.identity.refreshes).
+// (fedkit.directory.state, fedkit.identity.refreshes), except where a
+// semantic convention names the metric: http.client.request.duration, in
+// seconds, with the conventions' advised buckets.
 //
 // # Cardinality
 //
