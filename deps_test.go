@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// libraryInternal are the internal packages library code may import: shared
+// names, not test helpers. Every package may use them, the ownTree ones too.
+var libraryInternal = map[string]bool{
+	"github.com/fedkit/fedkit/internal/otelx": true,
+}
+
 // Dependencies point one way (STYLE.md): the core packages stay free of
 // database and YAML drivers so that a user who never imports a backend never
 // compiles one.
@@ -33,6 +39,7 @@ func TestDependencyDirection(t *testing.T) {
 		// interfaces the inbox owns.
 		{pkg: "sig/inbox", forbidden: drivers, only: []string{"sig"}},
 		{pkg: "fetch/serve", forbidden: drivers},
+		{pkg: "internal/otelx", forbidden: drivers, ownTree: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.pkg, func(t *testing.T) {
@@ -50,21 +57,63 @@ func TestDependencyDirection(t *testing.T) {
 						t.Errorf("%s depends on %s", tc.pkg, dep)
 					}
 				}
-				if strings.HasPrefix(dep, mod+"/internal/") {
+				if strings.HasPrefix(dep, mod+"/internal/") && !libraryInternal[dep] {
 					t.Errorf("%s depends on test helper %s outside tests", tc.pkg, dep)
 				}
 				if strings.HasPrefix(dep, mod+"/examples/") {
 					t.Errorf("%s depends on example %s", tc.pkg, dep)
 				}
-				if tc.ownTree && strings.HasPrefix(dep, mod+"/") && dep != self && !strings.HasPrefix(dep, self+"/") {
+				if tc.ownTree && strings.HasPrefix(dep, mod+"/") && dep != self && !strings.HasPrefix(dep, self+"/") && !libraryInternal[dep] {
 					t.Errorf("%s must import no other fedkit package, imports %s", tc.pkg, dep)
 				}
-				if tc.only != nil && strings.HasPrefix(dep, mod+"/") && dep != self {
+				if tc.only != nil && strings.HasPrefix(dep, mod+"/") && dep != self && !libraryInternal[dep] {
 					if !slices.Contains(tc.only, strings.TrimPrefix(dep, mod+"/")) {
 						t.Errorf("%s may import only %v of fedkit, imports %s", tc.pkg, tc.only, dep)
 					}
 				}
 			}
 		})
+	}
+}
+
+// telemetryBackends are what only applications install: the OpenTelemetry
+// SDK, its exporters and what they pull in (Prometheus, gRPC, the OTLP
+// protobufs). A library package uses the OpenTelemetry API alone, so an
+// application that installs no provider pays for no-ops and compiles no
+// exporter.
+var telemetryBackends = []string{
+	"go.opentelemetry.io/otel/sdk",
+	"go.opentelemetry.io/otel/exporters/",
+	"go.opentelemetry.io/contrib/",
+	"go.opentelemetry.io/proto/",
+	"github.com/prometheus/",
+	"google.golang.org/grpc",
+}
+
+// TestTelemetryAPIOnly: every package but the examples (its tests aside)
+// depends on the OpenTelemetry API only.
+func TestTelemetryAPIOnly(t *testing.T) {
+	const mod = "github.com/fedkit/fedkit"
+	out, err := exec.Command("go", "list", "-deps=false", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], mod+"/examples/") {
+			continue
+		}
+		checked++
+		for _, dep := range fields[1:] {
+			for _, banned := range telemetryBackends {
+				if strings.HasPrefix(dep, banned) {
+					t.Errorf("%s depends on %s: library packages use the OpenTelemetry API only", fields[0], dep)
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d packages listed; the check would pass vacuously", checked)
 	}
 }

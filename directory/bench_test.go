@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/fedkit/fedkit/directory"
 )
 
@@ -71,6 +74,47 @@ func BenchmarkParseStatus(b *testing.B) {
 		func() {
 			if _, err := directory.ParseStatus(doc, "https://directory.example"); err != nil {
 				b.Fatal(err)
+			}
+		})
+}
+
+// BenchmarkRegisterTelemetry: BenchmarkRegister's call with the SDK
+// installed (every span sampled, kept by an in-memory exporter) against
+// the same call with the default no-op providers; the ratio is the cost of
+// recording a call span and its request span.
+func BenchmarkRegisterTelemetry(b *testing.B) {
+	key := testKey(b)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	mk := func(tp *sdktrace.TracerProvider) *directory.Client {
+		cfg := &directory.Config{Actor: actor, PublicBaseURL: base, Directories: enabled(dirO),
+			HTTP: &capture{}, Profile: fixtureProfile, Telemetry: telemetry(12, nil)}
+		if tp != nil {
+			cfg.TracerProvider = tp
+		}
+		c, err := directory.New(key, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	noop, sdk := mk(nil), mk(tp)
+	ctx := context.Background()
+	opts := &directory.CallOpts{Version: directory.V3}
+	n := 0
+	ratio(b, "x_noop",
+		func() {
+			if _, err := noop.Register(ctx, dirO, opts); err != nil {
+				b.Fatal(err)
+			}
+		},
+		func() {
+			if _, err := sdk.Register(ctx, dirO, opts); err != nil {
+				b.Fatal(err)
+			}
+			if n++; n%1024 == 0 {
+				exp.Reset()
 			}
 		})
 }

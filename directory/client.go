@@ -17,6 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/sig"
 )
@@ -94,13 +97,22 @@ type Config struct {
 	Nonce func() (string, error)
 	// Logger receives debug logs. Defaults to discarding.
 	Logger *slog.Logger
+	// TracerProvider receives a span per lifecycle call and per request
+	// (package doc, "Telemetry"). Defaults to OTel's global provider, a
+	// no-op until the application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the http.client.request.duration histogram
+	// of the Client's requests. Defaults to OTel's global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // Client speaks the Directory lifecycle protocol v1-v3 for one relay
 // identity. It is safe for concurrent use.
 type Client struct {
-	key crypto.Signer
-	cfg Config
+	key      crypto.Signer
+	cfg      Config
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
 
 	mu      sync.Mutex
 	dirs    []Entry
@@ -171,6 +183,7 @@ func (c *Client) withDefaults() error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.instrument()
 	if cfg.HTTP == nil {
 		hc, err := client.New(ClientConfig())
 		if err != nil {
@@ -333,7 +346,7 @@ type Result struct {
 // Status retrieves and strictly validates the Directory's public status
 // document with an unsigned GET. Errors are *TransportError,
 // *InvalidResponseError or *ResponseError (e.g. 503 internal_error).
-func (c *Client) Status(ctx context.Context, origin string) (*Status, error) {
+func (c *Client) Status(ctx context.Context, origin string) (_ *Status, err error) {
 	if _, err := ParseOrigin(origin); err != nil {
 		return nil, err
 	}
@@ -344,6 +357,10 @@ func (c *Client) Status(ctx context.Context, origin string) (*Status, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOrigin, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	ctx, obs := c.startHTTP(ctx, http.MethodGet, req.URL, statusOperation, 1)
+	var sc int
+	defer func() { obs.end(sc, err) }()
+	req = req.WithContext(ctx)
 	sc, h, body, err := c.exchange(ctx, req)
 	if err != nil {
 		return nil, err
@@ -519,18 +536,24 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 
 // once performs one signed attempt. A successful register reports the
 // digest of the profile it sent.
-func (c *Client) once(ctx context.Context, origin string, v Version, op Operation) (Outcome, int, string, error) {
+func (c *Client) once(ctx context.Context, origin string, v Version, op Operation, attempt int) (out Outcome, sc int, digest string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, digest, err := c.newRequest(ctx, origin, v, op)
 	if err != nil {
 		return "", 0, "", err
 	}
+	ctx, obs := c.startHTTP(ctx, http.MethodPost, req.URL, string(op), attempt)
+	defer func() {
+		obs.span.SetAttributes(attrProtocolVersion.Int(int(v)))
+		obs.end(sc, err)
+	}()
+	req = req.WithContext(ctx)
 	sc, h, body, err := c.exchange(ctx, req)
 	if err != nil {
 		return "", 0, "", err
 	}
-	out, err := decodeLifecycle(v, op, c.cfg.Actor, sc, h, body, c.cfg.Now())
+	out, err = decodeLifecycle(v, op, c.cfg.Actor, sc, h, body, c.cfg.Now())
 	if err != nil {
 		digest = ""
 	}
@@ -549,7 +572,7 @@ func (c *Client) call(ctx context.Context, origin string, v Version, op Operatio
 		maxWait = opts.MaxRetryWait
 	}
 	for n := 1; ; n++ {
-		out, sc, digest, err := c.once(ctx, origin, v, op)
+		out, sc, digest, err := c.once(ctx, origin, v, op, n)
 		if !errors.Is(err, ErrSigning) {
 			res.Requests++
 		}
@@ -612,7 +635,13 @@ func (c *Client) lifecycle(ctx context.Context, origin string, op Operation, any
 
 // Register registers the relay (v2/v3 with the profile, v3 with
 // telemetry). The entry must be enabled.
-func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
+func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (res *Result, err error) {
+	ctx, span := c.startCall(ctx, spanRegister, string(OpRegister), origin)
+	defer func() { endCall(span, res, err) }()
+	return c.register(ctx, origin, opts)
+}
+
+func (c *Client) register(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
 	res, v, err := c.lifecycle(ctx, origin, OpRegister, false, opts)
 	if err != nil {
 		return nil, err
@@ -629,7 +658,13 @@ func (c *Client) Register(ctx context.Context, origin string, opts *CallOpts) (*
 // telemetry on v3). Only a validated 409 relay_not_registered leads to
 // exactly one register and one final heartbeat, each a single attempt;
 // every other failure is returned without registering.
-func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
+func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (res *Result, err error) {
+	ctx, span := c.startCall(ctx, spanHeartbeat, string(OpHeartbeat), origin)
+	defer func() { endCall(span, res, err) }()
+	return c.heartbeat(ctx, origin, opts)
+}
+
+func (c *Client) heartbeat(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
 	res, v, err := c.lifecycle(ctx, origin, OpHeartbeat, false, opts)
 	if err != nil {
 		return nil, err
@@ -653,7 +688,13 @@ func (c *Client) Heartbeat(ctx context.Context, origin string, opts *CallOpts) (
 
 // Unregister removes the registration. It is allowed for disabled entries:
 // the operator disables an entry before unregistering it.
-func (c *Client) Unregister(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
+func (c *Client) Unregister(ctx context.Context, origin string, opts *CallOpts) (res *Result, err error) {
+	ctx, span := c.startCall(ctx, spanUnregister, string(OpUnregister), origin)
+	defer func() { endCall(span, res, err) }()
+	return c.unregister(ctx, origin, opts)
+}
+
+func (c *Client) unregister(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
 	res, v, err := c.lifecycle(ctx, origin, OpUnregister, true, opts)
 	if err != nil {
 		return nil, err
@@ -666,7 +707,13 @@ func (c *Client) Unregister(ctx context.Context, origin string, opts *CallOpts) 
 // Sync performs an explicit registration/profile reconciliation: it always
 // reads the status document, negotiates the highest advertised version
 // (opts.Version, if set, must be advertised) and registers under it.
-func (c *Client) Sync(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
+func (c *Client) Sync(ctx context.Context, origin string, opts *CallOpts) (res *Result, err error) {
+	ctx, span := c.startCall(ctx, spanSync, "sync", origin)
+	defer func() { endCall(span, res, err) }()
+	return c.sync(ctx, origin, opts)
+}
+
+func (c *Client) sync(ctx context.Context, origin string, opts *CallOpts) (*Result, error) {
 	if err := c.entry(origin, false); err != nil {
 		return nil, err
 	}

@@ -117,6 +117,50 @@
 //     UnregisterOpts.ConfigFile is set, and the relay refuses
 //     --acknowledge-external-disable when a writable file backs the entry.
 //
+// # Telemetry
+//
+// Config.TracerProvider and MeterProvider and SchedulerConfig.TracerProvider
+// and MeterProvider default to OpenTelemetry's global providers, no-ops until
+// the application installs its own; this package uses the OpenTelemetry
+// API only. Attribute names are listed in one place, internal/otelx.
+//
+// Spans:
+//
+//   - directory.register, directory.heartbeat, directory.unregister,
+//     directory.sync (internal): one per Client call, with
+//     fedkit.directory.operation, server.address, server.port, and on
+//     return fedkit.directory.protocol_version, fedkit.directory.outcome,
+//     fedkit.directory.requests, http.response.status_code of the final
+//     request and fedkit.directory.reconciled after a 409
+//     relay_not_registered. Sync's register is a child directory.register.
+//   - GET (the status document, fedkit.directory.operation=status) and POST
+//     (client): one per request, with http.request.method, url.full,
+//     server.address, server.port, http.response.status_code,
+//     http.request.resend_count on a retry and
+//     fedkit.directory.protocol_version.
+//   - directory.reconcile (internal): one per due scheduler
+//     reconciliation, parent of the call span, with
+//     fedkit.directory.operation, fedkit.directory.state (the state it left)
+//     and, when it failed, fedkit.directory.diagnostic.
+//
+// A failed span has status Error and error.type: the Directory's error
+// code (rate_limited, relay_not_registered, ...), invalid_response (with
+// fedkit.directory.reason), lifecycle_off, timeout, canceled, blocked,
+// transport, disabled, unknown_directory, unsupported_version, signing,
+// invalid_origin or _OTHER. Nothing a Directory sent is copied into a span.
+//
+// Metrics: http.client.request.duration (the HTTP semantic conventions'
+// histogram, in seconds, with their advised buckets) per request, by
+// http.request.method, fedkit.directory.operation,
+// http.response.status_code and error.type (never the origin: Status
+// accepts any). And fedkit.directory.state, an int64 gauge observed from the
+// scheduler's memory (no store read at collection): for every configured
+// Directory (fedkit.directory.origin, at most MaxDirectories) one series
+// per local State (fedkit.directory.state), 1 for the state it is in and 0
+// for the other five. Disabled entries report disabled; while
+// DIRECTORY_SCHEDULER_ENABLED is false, and after Run returns, nothing is
+// reported.
+//
 // Package directorytest provides a fake Directory that answers as the real
 // server was seen to, for tests.
 package directory

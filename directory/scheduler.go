@@ -8,6 +8,9 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Scheduler defaults.
@@ -76,6 +79,14 @@ type SchedulerConfig struct {
 	// registers without a restart and a digest another process stored for
 	// that same profile is not re-sent.
 	DisableProfileReload bool
+	// TracerProvider receives a span per reconciliation, the parent of the
+	// client's call spans (package doc, "Telemetry"). Defaults to OTel's
+	// global provider, a no-op until the application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the fedkit.directory.state gauge: the local
+	// State of every configured Directory, as the scheduler last read it.
+	// Defaults to OTel's global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // Scheduler keeps the relay's Directory registrations healthy. Start it in
@@ -88,9 +99,13 @@ type Scheduler struct {
 	cfg   SchedulerConfig
 	log   *slog.Logger
 
+	tracer trace.Tracer
+	gauge  metric.Registration // the state gauge's callback; nil if refused
+
 	mu      sync.Mutex
 	started time.Time
 	pulsed  map[string]bool
+	states  map[string]State // origin -> the state last read, for the gauge
 }
 
 // NewScheduler returns a Scheduler. It performs no I/O.
@@ -123,7 +138,9 @@ func NewScheduler(lc Lifecycle, store StateStore, cfg *SchedulerConfig) (*Schedu
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Scheduler{lc: lc, store: store, cfg: c, log: log}, nil
+	s := &Scheduler{lc: lc, store: store, cfg: c, log: log, states: map[string]State{}}
+	s.instrument()
+	return s, nil
 }
 
 // Run reconciles until ctx ends (wire it to SIGINT/SIGTERM): a startup pulse
@@ -131,6 +148,7 @@ func NewScheduler(lc Lifecycle, store StateStore, cfg *SchedulerConfig) (*Schedu
 // deadline, waking at least every ObserveInterval. A lease held at
 // shutdown is released before Run returns. It returns ctx's error.
 func (s *Scheduler) Run(ctx context.Context) error {
+	defer s.stopGauge()
 	s.mu.Lock()
 	s.started = s.cfg.Now()
 	s.pulsed = map[string]bool{}
@@ -167,8 +185,10 @@ func (s *Scheduler) Tick(ctx context.Context) time.Time {
 	}
 	if !set.SchedulerEnabled {
 		// Turning the gate off is durable suppression, not a failure.
+		s.forgetStates(nil)
 		return next
 	}
+	s.forgetStates(set.Directories)
 	// Keep a client's own entry list in step with the file just read, so
 	// it neither refuses a re-enabled entry nor serves a disabled one.
 	if u, ok := s.lc.(interface{ SetDirectories([]Entry) error }); ok {
@@ -191,9 +211,10 @@ func (s *Scheduler) Tick(ctx context.Context) time.Time {
 			return next
 		}
 		if !e.Enabled {
+			s.observe(e, StateRecord{})
 			continue
 		}
-		if d := s.reconcile(ctx, e.Origin); !d.IsZero() && d.Before(next) {
+		if d := s.reconcile(ctx, e); !d.IsZero() && d.Before(next) {
 			next = d
 		}
 	}
@@ -270,13 +291,15 @@ func (s *Scheduler) markPulsed(origin string) {
 }
 
 // reconcile handles one enabled Directory and returns its next deadline.
-func (s *Scheduler) reconcile(ctx context.Context, origin string) time.Time {
+func (s *Scheduler) reconcile(ctx context.Context, e Entry) time.Time {
+	origin := e.Origin
 	log := s.log.With("directory", origin)
 	rec, err := s.store.Load(ctx, origin)
 	if err != nil {
 		log.Warn("directory scheduler: state unavailable", "err", err)
 		return time.Time{}
 	}
+	s.observe(e, rec)
 	p := s.decide(rec, origin, s.cfg.Now())
 	if !p.due {
 		return p.at
@@ -301,11 +324,14 @@ func (s *Scheduler) reconcile(ctx context.Context, origin string) time.Time {
 		log.Warn("directory scheduler: state unavailable", "err", err)
 		return time.Time{}
 	}
+	s.observe(e, rec)
 	p = s.decide(rec, origin, s.cfg.Now())
 	if !p.due {
 		return p.at
 	}
-	rec = s.call(lease, rec, origin, p.op, log)
+	sctx, span := s.startReconcile(lease.Context(), origin, p.op)
+	rec = s.call(sctx, rec, origin, p.op, log)
+	s.endReconcile(span, e, rec)
 	s.markPulsed(origin)
 	if ctx.Err() != nil || lease.Lost() {
 		return time.Time{}
@@ -322,12 +348,14 @@ func (s *Scheduler) reconcile(ctx context.Context, origin string) time.Time {
 		}
 		return time.Time{}
 	}
+	s.observe(e, rec)
 	return s.decide(rec, origin, s.cfg.Now()).at
 }
 
-// call performs op under the lease and returns the record to persist.
-func (s *Scheduler) call(lease *Lease, rec StateRecord, origin string, op Operation, log *slog.Logger) StateRecord {
-	ctx, cancel := context.WithTimeout(lease.Context(), s.cfg.ReconcileTimeout)
+// call performs op under the lease (leaseCtx is its context) and returns
+// the record to persist.
+func (s *Scheduler) call(leaseCtx context.Context, rec StateRecord, origin string, op Operation, log *slog.Logger) StateRecord {
+	ctx, cancel := context.WithTimeout(leaseCtx, s.cfg.ReconcileTimeout)
 	defer cancel()
 	once := &CallOpts{MaxAttempts: 1, MaxRetryWait: -1}
 	var res *Result

@@ -73,4 +73,27 @@
 // stored PDS is off the trusted list, so removing a host from the list
 // clears its rows' fields at the next sweep; SweepOpts.TrustedHosts replaces
 // the configured list for both the selection and that decision.
+//
+// # Telemetry
+//
+// RefresherConfig.TracerProvider and MeterProvider default to
+// OpenTelemetry's global providers, no-ops until the application installs
+// its own; this package uses the OpenTelemetry API only. Attribute names
+// are listed in one place, internal/otelx.
+//
+// Span identity.refresh (internal), one per refresh, with
+// fedkit.identity.did, fedkit.identity.refresh.trigger (call for
+// RefreshHandle, identity_event, sweep, or incumbent for the row holding
+// a refresh's new handle, whose span is a child of that refresh's) and on
+// return fedkit.identity.refresh.reason (a Reason code: matched, updated, or
+// the failure's), fedkit.identity.refresh.updated,
+// fedkit.identity.refresh.origin_cleared and
+// fedkit.identity.refresh.incumbent_refreshed; a failed refresh has status
+// Error, error.type set to its Reason and fedkit.identity.refresh.class.
+// The lock, store and resolver calls run under the span's context.
+//
+// Metric fedkit.identity.refreshes, an int64 counter by
+// fedkit.identity.refresh.trigger and fedkit.identity.refresh.reason: both
+// closed sets, never a DID or a handle. Dry-run sweeps, account events and
+// identity events for unknown DIDs refresh nothing and are not counted.
 package identity

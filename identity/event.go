@@ -90,7 +90,8 @@ func (r *Refresher) HandleIdentityEvent(ctx context.Context, ev IdentityEvent) e
 		}
 		return unresolved(did, ReasonStoreFailed, err)
 	}
-	return r.RefreshHandle(ctx, did)
+	_, err = r.refresh(ctx, did, r.bridge, triggerEvent)
+	return err
 }
 
 // AccountEvent is a Jetstream #account event.

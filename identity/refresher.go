@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/fedkit/fedkit/origin"
 )
 
@@ -132,6 +135,13 @@ type RefresherConfig struct {
 	// Logger receives one line per refresh outcome at debug level.
 	// Defaults to discarding.
 	Logger *slog.Logger
+	// TracerProvider receives an identity.refresh span per refresh
+	// (package doc, "Telemetry"). Defaults to OTel's global provider, a
+	// no-op until the application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the fedkit.identity.refreshes counter.
+	// Defaults to OTel's global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // Refresher keeps stored handles current: the identity-event path, the
@@ -143,6 +153,7 @@ type Refresher struct {
 	fresh    origin.Resolver // the uncached resolver, for sweep policies
 	bridge   *bridgePolicy
 	debounce *debounce
+	tel      refreshTelemetry
 }
 
 // bridgePolicy is the trusted bridge list a refresh judges origin fields
@@ -203,6 +214,9 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
 	}
 	r.debounce = newDebounce(r.cfg.DebounceTTL, r.cfg.DebounceMaxEntries)
+	if r.tel, err = newRefreshTelemetry(r.cfg.TracerProvider, r.cfg.MeterProvider); err != nil {
+		return nil, fmt.Errorf("identity: NewRefresher: %w", err)
+	}
 	return r, nil
 }
 
@@ -227,7 +241,7 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 // Errors are *RefreshError; test them with errors.Is against ErrUnresolved,
 // ErrPermanent, ErrBusy and ErrDeferred.
 func (r *Refresher) RefreshHandle(ctx context.Context, did DID) error {
-	_, err := r.refresh(ctx, did, r.bridge)
+	_, err := r.refresh(ctx, did, r.bridge, triggerCall)
 	return err
 }
 
@@ -238,12 +252,27 @@ type refreshResult struct {
 	originCleared bool
 }
 
-func (r *Refresher) refresh(ctx context.Context, did DID, p *bridgePolicy) (refreshResult, error) {
+// refresh is one traced, counted refresh of did, asked for by trigger.
+func (r *Refresher) refresh(ctx context.Context, did DID, p *bridgePolicy, trigger string) (refreshResult, error) {
+	ctx, span := r.tel.start(ctx, did, trigger)
 	res, err := r.refreshOnce(ctx, did, p)
 	if r.incumbentFreed(ctx, did, res.new, err, p) {
-		return r.refreshOnce(ctx, did, p)
+		if span.IsRecording() {
+			span.SetAttributes(attrIncumbentRun.Bool(true))
+		}
+		res, err = r.refreshOnce(ctx, did, p)
 	}
+	r.tel.end(ctx, span, trigger, res, err)
 	return res, err
+}
+
+// refreshIncumbent refreshes the row holding another refresh's new handle,
+// in a span of its own below that refresh's, without chasing further.
+func (r *Refresher) refreshIncumbent(ctx context.Context, did DID, p *bridgePolicy) error {
+	ctx, span := r.tel.start(ctx, did, triggerIncumbent)
+	res, err := r.refreshOnce(ctx, did, p)
+	r.tel.end(ctx, span, triggerIncumbent, res, err)
+	return err
 }
 
 // incumbentFreed handles a refresh of did that failed because another row
@@ -259,7 +288,7 @@ func (r *Refresher) incumbentFreed(ctx context.Context, did DID, h Handle, err e
 	if herr != nil || inc.DID == did {
 		return false
 	}
-	if _, ierr := r.refreshOnce(ctx, inc.DID, p); ierr != nil {
+	if ierr := r.refreshIncumbent(ctx, inc.DID, p); ierr != nil {
 		r.cfg.Logger.DebugContext(ctx, "incumbent not refreshed", "did", did, "incumbent", inc.DID, "err", ierr)
 		return false
 	}

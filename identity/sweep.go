@@ -242,7 +242,7 @@ func (r *Refresher) sweepRow(ctx context.Context, s Subject, dryRun bool, pol *b
 		}
 		return row
 	}
-	res, err := r.refresh(ctx, s.DID, pol)
+	res, err := r.refresh(ctx, s.DID, pol, triggerSweep)
 	row.Verified, row.OriginCleared = res.new, res.originCleared
 	switch {
 	case err != nil:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -54,9 +55,13 @@ type app struct {
 	rdb       *redis.Client
 	dirState  directory.StateStore // nil without Redis (and without a scheduler)
 	token     string
+	tel       *telemetry
 }
 
 func (a *app) close() {
+	if a.tel != nil {
+		a.tel.shutdown() // flushes OTLP; before the stores it may read close
+	}
 	if a.rdb != nil {
 		_ = a.rdb.Close()
 	}
@@ -120,6 +125,9 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	}()
 	if a.key, err = loadKey(cfg.ActorKey, createKey); err != nil {
 		return nil, err
+	}
+	if a.tel, err = newTelemetry(ctx, e); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	a.httpc, err = client.New(&client.Config{AllowPrivate: e.allowPrivate, UserAgent: relay.SoftwareName + "/" + relay.Version + " (+" + cfg.ActorURL() + ")", Logger: a.log})
 	if err != nil {
@@ -188,7 +196,10 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		a.breakers, a.brkName = mb, "memory"
 	}
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
-	dcfg.OnAttempt = a.health.OnAttempt
+	dcfg.OnAttempt = func(ctx context.Context, at deliver.Attempt) {
+		a.health.OnAttempt(ctx, at) // the status page, and its deliveries-per-minute chart
+		a.tel.onAttempt(ctx, at)
+	}
 	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
 	dcfg.Schemes = schemes
 	dcfg.Concurrency = cfg.JobConcurrency
@@ -223,11 +234,24 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
 		Seen: seen, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
+		Metrics: a.adminMetrics(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := a.tel.observe(a); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
 	return a, nil
+}
+
+// adminMetrics is /metrics for the main listener, behind the admin token:
+// nil when METRICS_LISTEN gives the metrics a listener of their own.
+func (a *app) adminMetrics() http.Handler {
+	if a.cfg.MetricsListen != "" {
+		return nil
+	}
+	return a.tel.metrics
 }
 
 // staticKeys is the deliverer's SenderKeys: the relay signs with one key.

@@ -113,6 +113,13 @@
 //     shares, else the relay's own deliver.MemoryBreakerStore. Beside it,
 //     the deliverer's OnAttempt hook keeps what this process's deliveries
 //     saw of each host, and its recent failures;
+//   - /metrics serves Prometheus text format (behind ADMIN_TOKEN on LISTEN,
+//     or on METRICS_LISTEN without it), and OTEL_EXPORTER_OTLP_ENDPOINT pushes
+//     traces and metrics by OTLP/HTTP; the OpenTelemetry SDK and exporters
+//     live here, in telemetry.go, and reach the library packages only as
+//     the TracerProvider and MeterProvider of their Configs (nothing is
+//     installed globally). The status page charts the last hour's
+//     deliveries per minute, counted from the deliverer's OnAttempt hook;
 //   - subscribers live in an atomically rewritten JSON file by default, or in
 //     Postgres with pgqueue as the durable queue (POSTGRES_URL), shared by
 //     any number of server and worker processes; REDIS_URL shares the

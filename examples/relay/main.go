@@ -60,6 +60,7 @@ type env struct {
 	directoryHTTP directory.Doer            // reaches the fake Directory
 	tuneDeliver   func(*deliver.Config)     // faster retries and polling
 	ready         func(addr string, a *app) // called once the server listens
+	metricsReady  func(addr string)         // called once METRICS_LISTEN listens
 	logLevel      slog.Level
 }
 

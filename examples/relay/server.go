@@ -61,6 +61,15 @@ func runServer(ctx context.Context, cfg *config.Config, e *env) int {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	stopMetrics, err := serveMetrics(a, e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "relay: %v\n", err)
+		_ = srv.Close()
+		stopDeliver()
+		wg.Wait()
+		return exitFailed
+	}
+	defer stopMetrics()
 
 	addr := ln.Addr().String()
 	a.log.Info("relay serving", "listen", addr, "actor", cfg.ActorURL(), "subscribers", storageName(cfg), "queue", queueName(cfg))
@@ -103,6 +112,12 @@ func runWorker(ctx context.Context, cfg *config.Config, e *env) int {
 		return exitFailed
 	}
 	defer a.close()
+	stopMetrics, err := serveMetrics(a, e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "relay: %v\n", err)
+		return exitFailed
+	}
+	defer stopMetrics()
 	a.log.Info("relay worker delivering", "queue", queueName(cfg))
 	if e.ready != nil {
 		e.ready("", a)
@@ -116,6 +131,32 @@ func runWorker(ctx context.Context, cfg *config.Config, e *env) int {
 	return exitOK
 }
 
+// serveMetrics serves /metrics on METRICS_LISTEN, when set, without the
+// admin token: the address is the operator's boundary. It returns the
+// function that stops it.
+func serveMetrics(a *app, e *env) (func(), error) {
+	if a.cfg.MetricsListen == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.MetricsListen)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.tel.metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	a.log.Info("metrics serving", "url", "http://"+ln.Addr().String()+"/metrics")
+	if e.metricsReady != nil {
+		e.metricsReady(ln.Addr().String())
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownGrace)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}
+
 // newDirectoryClient builds the Directory client from the relay identity.
 func newDirectoryClient(a *app, e *env, entries []directory.Entry) (*directory.Client, error) {
 	return directory.New(a.key, &directory.Config{
@@ -127,6 +168,9 @@ func newDirectoryClient(a *app, e *env, entries []directory.Entry) (*directory.C
 		Telemetry:     a.relay.ActiveSubscribers, // participating_instance_count
 		HTTP:          e.directoryHTTP,
 		Logger:        a.log,
+
+		TracerProvider: a.tel.tracer,
+		MeterProvider:  a.tel.meter,
 	})
 }
 
@@ -139,5 +183,8 @@ func newScheduler(a *app, e *env) (*directory.Scheduler, error) {
 		ConfigFile: a.cfg.Path,
 		Relay:      a.cfg.ActorURL(),
 		Logger:     a.log,
+
+		TracerProvider: a.tel.tracer,
+		MeterProvider:  a.tel.meter,
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +150,18 @@ func TestStatusJSON(t *testing.T) {
 	if len(rep.Directories) != 0 {
 		t.Errorf("directories = %+v; want none configured", rep.Directories)
 	}
+	// The last hour per minute, ending now, with this process's attempts.
+	per := rep.DeliveriesPerMinute
+	if len(per) != relay.TimelineMinutes || !per[len(per)-1].Start.Equal(rep.GeneratedAt.Truncate(time.Minute)) {
+		t.Fatalf("deliveries_per_minute: %d minutes, last %v; want %d ending at %v", len(per), per[len(per)-1].Start, relay.TimelineMinutes, rep.GeneratedAt)
+	}
+	var delivered, failed int
+	for _, m := range per {
+		delivered, failed = delivered+m.Delivered, failed+m.Failed
+	}
+	if delivered == 0 || failed == 0 {
+		t.Errorf("deliveries_per_minute adds up to %d delivered, %d failed; want the Accepts and the down host's failures", delivered, failed)
+	}
 }
 
 // chromium finds headless Chromium, skipping locally (failing under CI) when
@@ -196,6 +210,24 @@ func TestStatusPageInChromium(t *testing.T) {
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered page lacks the %s (%s)", what, want)
+		}
+	}
+	// The deliveries-per-minute chart: an inline SVG with a bar for this
+	// process's deliveries (the Accepts) and for its failures (the down
+	// host), whose counts add up to the legend's totals.
+	if !strings.Contains(dom, `<svg id="deliveries-chart"`) {
+		t.Error("rendered page lacks the deliveries chart")
+	}
+	for _, class := range []string{"delivered", "failed"} {
+		bars := regexp.MustCompile(`<rect class="bar `+class+`" data-minute="[0-9]{2}:[0-9]{2}" data-count="([0-9]+)"`).FindAllStringSubmatch(dom, -1)
+		sum := 0
+		for _, b := range bars {
+			n, _ := strconv.Atoi(b[1])
+			sum += n
+		}
+		total := regexp.MustCompile(`<b id="total-` + class + `">([0-9]+)</b>`).FindStringSubmatch(dom)
+		if len(bars) == 0 || sum == 0 || total == nil || total[1] != strconv.Itoa(sum) {
+			t.Errorf("chart: %d %s bars adding up to %d, legend %v; want at least one, agreeing", len(bars), class, sum, total)
 		}
 	}
 	// Each light's own row says open, not just some pill on the page.

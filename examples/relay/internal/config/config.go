@@ -71,6 +71,11 @@ type Config struct {
 	// ADMIN_TOKEN guards the status page; empty means a random token is
 	// made at start and logged. Overridden by the environment variable.
 	AdminToken string `yaml:"ADMIN_TOKEN"`
+	// METRICS_LISTEN, when set, serves Prometheus metrics at /metrics on
+	// this address without the admin token (bind it to an address only the
+	// scraper reaches); workers serve it too. Empty: /metrics is on LISTEN,
+	// behind ADMIN_TOKEN, in server processes.
+	MetricsListen string `yaml:"METRICS_LISTEN"`
 	// MANUAL_APPROVAL keeps new subscriptions pending until approved on the
 	// status page. Defaults to false.
 	ManualApproval bool `yaml:"MANUAL_APPROVAL"`
@@ -191,6 +196,15 @@ func (c *Config) defaultsAndValidate() error {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		bad("LISTEN", "port must be 0..65535")
 	}
+	if c.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("METRICS_LISTEN", "must be host:port, such as 127.0.0.1:9464")
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad("METRICS_LISTEN", "port must be 0..65535")
+		} else if c.MetricsListen == c.Listen && port != "0" {
+			bad("METRICS_LISTEN", "must differ from LISTEN (leave it empty to serve /metrics there, behind ADMIN_TOKEN)")
+		}
+	}
 	if c.ServiceName == "" {
 		c.ServiceName = ServiceNameDefault
 	}
@@ -301,7 +315,7 @@ func FromEnv(lookupEnv func(string) (string, bool), opts *LoadOpts) (*Config, er
 	c := &Config{
 		PublicURL: get("PUBLIC_URL"), Listen: get("LISTEN"), ServiceName: get("SERVICE_NAME"), Summary: get("SUMMARY"),
 		DataDir: get("DATA_DIR"), ActorKey: get("ACTOR_KEY"), PostgresURL: get(EnvPostgresURL), RedisURL: get(EnvRedisURL),
-		RedisPrefix: get("REDIS_PREFIX"), AdminToken: get(EnvAdminToken),
+		RedisPrefix: get("REDIS_PREFIX"), AdminToken: get(EnvAdminToken), MetricsListen: get("METRICS_LISTEN"),
 	}
 	var errs []error
 	for name, dst := range map[string]*bool{"MANUAL_APPROVAL": &c.ManualApproval, "RATE_LIMIT_DISABLED": &c.RateLimitDisabled} {

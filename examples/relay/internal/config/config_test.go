@@ -167,3 +167,41 @@ func ExampleFromEnv() {
 	fmt.Println(c.KeyID())
 	// Output: https://relay.example/actor#main-key
 }
+
+func TestMetricsListen(t *testing.T) {
+	for _, tc := range []struct {
+		name, yml string
+		want      string // "" for valid
+	}{
+		{"unset", "", ""},
+		{"own address", "METRICS_LISTEN: 127.0.0.1:9464\n", ""},
+		{"no port", "METRICS_LISTEN: 127.0.0.1\n", "METRICS_LISTEN: must be host:port"},
+		{"bad port", "METRICS_LISTEN: 127.0.0.1:99999\n", "METRICS_LISTEN: port must be"},
+		{"same as LISTEN", "LISTEN: 127.0.0.1:8080\nMETRICS_LISTEN: 127.0.0.1:8080\n", "METRICS_LISTEN: must differ from LISTEN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tc.yml), filepath.Join(t.TempDir(), "config.yml"), nil, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(tc.yml, c.MetricsListen) {
+					t.Errorf("MetricsListen = %q", c.MetricsListen)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want %q", err, tc.want)
+			}
+		})
+	}
+	c, err := config.FromEnv(func(k string) (string, bool) {
+		if k == "METRICS_LISTEN" {
+			return "127.0.0.1:9464", true
+		}
+		return "", false
+	}, nil)
+	if err != nil || c.MetricsListen != "127.0.0.1:9464" {
+		t.Fatalf("from the environment: %+v, %v", c, err)
+	}
+}

@@ -57,6 +57,8 @@ type HostHealth struct {
 type Health struct {
 	threshold int
 
+	timeline Timeline // has its own lock
+
 	mu     sync.Mutex
 	hosts  map[string]*HostHealth
 	recent []Failure
@@ -83,6 +85,7 @@ func (h *Health) OnAttempt(_ context.Context, a deliver.Attempt) {
 		h.hosts[a.Host] = hh
 	}
 	now := time.Now()
+	h.timeline.Record(now, a.Outcome)
 	switch a.Outcome {
 	case deliver.AttemptDelivered:
 		hh.Delivered++

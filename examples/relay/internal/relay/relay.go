@@ -100,6 +100,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger. Defaults to discarding.
 	Logger *slog.Logger
+	// Metrics, when set, is served at GET /metrics behind AdminToken (a
+	// Prometheus handler). Defaults to nil: no /metrics route, as when the
+	// metrics have a listener of their own.
+	Metrics http.Handler
 }
 
 // errBlocked is a key resolution refused by the domain lists.
@@ -214,6 +218,9 @@ func (r *Relay) Handler() http.Handler {
 	mux.HandleFunc("GET /nodeinfo/2.1", r.serveNodeInfo)
 	mux.HandleFunc("GET /admin/status", r.admin(r.serveStatus))
 	mux.HandleFunc("GET /admin/status.json", r.admin(r.serveStatusJSON))
+	if r.cfg.Metrics != nil {
+		mux.HandleFunc("GET /metrics", r.admin(r.cfg.Metrics.ServeHTTP))
+	}
 	mux.HandleFunc("POST /admin/subscribers/approve", r.admin(r.serveApprove))
 	mux.HandleFunc("POST /admin/subscribers/remove", r.admin(r.serveRemove))
 	mux.HandleFunc("GET /{$}", r.serveIndex)

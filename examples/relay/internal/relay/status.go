@@ -117,7 +117,11 @@ type Report struct {
 	Hosts          []HostHealth   `json:"hosts"`
 	RecentFailures []Failure      `json:"recent_failures"`
 	Directories    []DirectoryRow `json:"directories"`
-	Errors         []string       `json:"errors,omitempty"`
+	// DeliveriesPerMinute is the last hour of this process's delivery
+	// attempts, oldest minute first, counted from the deliverer's
+	// OnAttempt hook: delivered, failed and held (by an open breaker).
+	DeliveriesPerMinute []MinuteCount `json:"deliveries_per_minute"`
+	Errors              []string      `json:"errors,omitempty"`
 }
 
 // Report builds the status report; a failing section is noted in Errors.
@@ -145,6 +149,7 @@ func (r *Relay) Report(ctx context.Context) *Report {
 		}
 	}
 	rep.Hosts, rep.RecentFailures = r.cfg.Health.Snapshot()
+	rep.DeliveriesPerMinute = r.cfg.Health.PerMinute(rep.GeneratedAt)
 	if r.cfg.Status != nil {
 		if q, err := r.cfg.Status.QueueDepth(ctx); err != nil {
 			rep.Errors = append(rep.Errors, "queue: unavailable")
@@ -207,10 +212,12 @@ func (r *Relay) serveStatus(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	rep := r.Report(req.Context())
 	_ = statusTmpl.Execute(w, struct {
 		*Report
 		Token string
-	}{r.Report(req.Context()), req.FormValue("token")})
+		Chart *DeliveryChart
+	}{rep, req.FormValue("token"), NewDeliveryChart(rep.DeliveriesPerMinute)})
 }
 
 func (r *Relay) serveApprove(w http.ResponseWriter, req *http.Request) {
