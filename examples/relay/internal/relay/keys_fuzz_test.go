@@ -28,7 +28,8 @@ func (l strictLookup) Lookup(_ context.Context, u string) (*fetch.Document, erro
 	return &fetch.Document{ID: id.ID, Raw: raw}, nil
 }
 
-// FuzzKeyDocument feeds the relay's key resolution hostile documents: the
+// FuzzKeyDocument feeds the relay's key resolution (fetch.KeyResolver, as
+// the relay wires it) hostile documents: the
 // key id's document (an actor with publicKey as an object or an array, or a
 // stand-alone key document as GoToSocial serves) and the actor that owns
 // it. Whatever they hold, resolution must not panic, and a key it returns
@@ -47,7 +48,11 @@ func FuzzKeyDocument(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := NewKeyCache(look, 0, 0, nil).ResolveKey(context.Background(), id)
+		r, err := fetch.NewKeyResolver(look, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := r.ResolveKey(context.Background(), id)
 		if err != nil {
 			return
 		}
