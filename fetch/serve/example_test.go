@@ -81,3 +81,19 @@ func ExampleAccounts() {
 	fmt.Println(a.Actor)
 	// Output: https://social.example/users/alice
 }
+
+func ExampleActor_Activity() {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice, _ := serve.NewActor(&serve.ActorOpts{ID: "https://social.example/users/alice", Key: &serve.ActorKey{Public: pub}})
+	create := alice.Activity("Create", alice.Note("<p>Hello, fediverse</p>"))
+	fmt.Println(create.Type, create.Actor, create.To, create.Cc)
+	// Output: Create https://social.example/users/alice [https://www.w3.org/ns/activitystreams#Public] [https://social.example/users/alice/followers]
+}
+
+func ExampleOutbox() {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice, _ := serve.NewActor(&serve.ActorOpts{ID: "https://social.example/users/alice", Key: &serve.ActorKey{Public: pub}})
+	var d serve.Sender // a *deliver.Deliverer signing with alice's key
+	out := &serve.Outbox{Actor: alice, Sender: d}
+	_ = out.Send(context.Background(), alice.Activity("Follow", "https://other.example/users/bob"), "https://other.example/users/bob/inbox")
+}
