@@ -97,3 +97,15 @@ func ExampleOutbox() {
 	out := &serve.Outbox{Actor: alice, Sender: d}
 	_ = out.Send(context.Background(), alice.Activity("Follow", "https://other.example/users/bob"), "https://other.example/users/bob/inbox")
 }
+
+func ExampleRoutes() {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice, _ := serve.NewActor(&serve.ActorOpts{ID: "https://social.example/users/alice", Username: "alice", Key: &serve.ActorKey{Public: pub}})
+	var inbox http.Handler // an *inbox.Handler
+	mux, err := serve.Routes(inbox, alice)
+	if err != nil {
+		panic(err)
+	}
+	mux.Handle(serve.HostMetaPath, serve.HostMeta("https://social.example"))
+	_ = http.ListenAndServe("127.0.0.1:8080", mux)
+}
