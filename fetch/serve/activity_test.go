@@ -118,8 +118,8 @@ func TestOutboxSend(t *testing.T) {
 	}{
 		{"queued with the actor's key", serve.Outbox{Actor: a, Sender: &sent{}}, a.Activity("Follow", "https://other.example/users/bob"), nil},
 		{"sender's error returned", serve.Outbox{Actor: a, Sender: &sent{err: failing}}, a.Activity("Follow", "x"), failing},
-		{"no sender", serve.Outbox{Actor: a}, a.Activity("Follow", "x"), serve.ErrNoSender},
-		{"no actor", serve.Outbox{Sender: &sent{}}, a.Activity("Follow", "x"), serve.ErrNoSender},
+		{"no sender", serve.Outbox{Actor: a}, a.Activity("Follow", "x"), serve.ErrIncomplete},
+		{"no actor", serve.Outbox{Sender: &sent{}}, a.Activity("Follow", "x"), serve.ErrIncomplete},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestOutboxSend(t *testing.T) {
 				t.Fatalf("Send: %v; want %v", err, tc.wantErr)
 			}
 			s, ok := tc.box.Sender.(*sent)
-			if tc.wantErr == serve.ErrNoSender || !ok {
+			if tc.wantErr == serve.ErrIncomplete || !ok {
 				return
 			}
 			var got serve.Activity

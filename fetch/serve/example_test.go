@@ -9,6 +9,8 @@ import (
 
 	"github.com/fedkit/fedkit/fetch"
 	"github.com/fedkit/fedkit/fetch/serve"
+	"github.com/fedkit/fedkit/sig"
+	"github.com/fedkit/fedkit/sig/inbox"
 )
 
 func ExampleNewActor() {
@@ -101,11 +103,30 @@ func ExampleOutbox() {
 func ExampleRoutes() {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	alice, _ := serve.NewActor(&serve.ActorOpts{ID: "https://social.example/users/alice", Username: "alice", Key: &serve.ActorKey{Public: pub}})
-	var inbox http.Handler // an *inbox.Handler
-	mux, err := serve.Routes(inbox, alice)
+	var in http.Handler = http.NotFoundHandler() // an *inbox.Handler
+	mux, err := serve.Routes(in, alice)
 	if err != nil {
 		panic(err)
 	}
 	mux.Handle(serve.HostMetaPath, serve.HostMeta("https://social.example"))
 	_ = http.ListenAndServe("127.0.0.1:8080", mux)
+}
+
+func ExampleFollowers() {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice, _ := serve.NewActor(&serve.ActorOpts{ID: "https://social.example/users/alice", Username: "alice", Key: &serve.ActorKey{Public: pub}})
+	var (
+		d       serve.Sender   // a *deliver.Deliverer signing with alice's key
+		fetcher *fetch.Fetcher // the application's, to look followers up
+		keys    sig.KeyResolver
+	)
+	out := &serve.Outbox{Actor: alice, Sender: d}
+	followers := &serve.Followers{Outbox: out, Actors: fetcher}
+	// Follows of alice are accepted; the application sees every activity.
+	in, _ := inbox.New(keys, followers.Receive(func(ctx context.Context, a *inbox.Activity) error {
+		return nil
+	}), nil)
+	_, _ = serve.Routes(in, alice)
+	// A post goes to every follower's (shared) inbox.
+	_ = out.Send(context.Background(), alice.Activity("Create", alice.Note("<p>Hello</p>")), followers.Inboxes()...)
 }

@@ -1,11 +1,16 @@
 package serve_test
 
 import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/fedkit/fedkit/fetch/serve"
+	"github.com/fedkit/fedkit/sig/inbox"
 )
 
 // FuzzAcctUser: WebFinger resources come from anyone's query string. A
@@ -26,5 +31,29 @@ func FuzzWantsActivityPub(f *testing.F) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Accept", accept)
 		_ = serve.WantsActivityPub(r)
+	})
+}
+
+// FuzzFollowersReceive: what a follower's server posts is anyone's. No
+// activity panics Followers, and none by carol changes whether bob
+// follows or makes Inboxes list anything but http(s) URLs.
+func FuzzFollowersReceive(f *testing.F) {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	me, _ := serve.NewActor(&serve.ActorOpts{ID: actorID, Key: &serve.ActorKey{Public: pub}})
+	f.Fuzz(func(t *testing.T, typ, object, body string) {
+		fs := &serve.Followers{Outbox: &serve.Outbox{Actor: me, Sender: &queue{}}, Actors: remoteActors()}
+		receive := fs.Receive(nil)
+		if err := receive(context.Background(), &inbox.Activity{Body: json.RawMessage(followOf(bobID, follow1, actorID)), ID: follow1, Type: "Follow", Actor: bobID, Object: actorID}); err != nil {
+			t.Fatal(err)
+		}
+		_ = receive(context.Background(), &inbox.Activity{Body: json.RawMessage(body), Type: typ, Actor: carolID, Object: object})
+		if !fs.Has(bobID) {
+			t.Fatalf("carol's %s %q of %q unfollowed bob", typ, body, object)
+		}
+		for _, in := range fs.Inboxes() {
+			if !strings.HasPrefix(in, "https://") {
+				t.Fatalf("inbox %q", in)
+			}
+		}
 	})
 }

@@ -13,9 +13,9 @@ type Sender interface {
 	Send(ctx context.Context, keyID string, activity []byte, inboxes []string) error
 }
 
-// ErrNoSender is returned by Outbox.Send when the Outbox has no Actor or
-// no Sender.
-var ErrNoSender = errors.New("serve: Outbox needs an Actor and a Sender")
+// ErrIncomplete is returned when an Outbox or a Followers lacks a field it
+// requires.
+var ErrIncomplete = errors.New("serve: required field not set")
 
 // Outbox sends what a local actor does: each activity signed with the
 // actor's key (its KeyID) and queued through Sender. Its zero value sends
@@ -31,7 +31,7 @@ type Outbox struct {
 // Send queues act to inboxes.
 func (o *Outbox) Send(ctx context.Context, act *Activity, inboxes ...string) error {
 	if o.Actor == nil || o.Sender == nil {
-		return ErrNoSender
+		return fmt.Errorf("%w: Outbox needs an Actor and a Sender", ErrIncomplete)
 	}
 	b, err := json.Marshal(act)
 	if err != nil {
