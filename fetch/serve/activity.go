@@ -2,6 +2,7 @@ package serve
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"time"
 )
 
@@ -35,11 +36,15 @@ type Object struct {
 
 // Activity returns an activity of type typ ("Follow", "Accept", "Create",
 // ...) by a on object: an object's id, an *Object, or the JSON of the
-// activity it answers (an inbox.Activity's Body, for an Accept). Its id is
+// activity it answers (an inbox.Activity's Body, for an Accept; a []byte
+// is taken as JSON too, not as bytes to encode). Its id is
 // fresh, under a's ID. An *Object's to and cc are copied, since Mastodon
 // reads a Create's addressing from the activity and expects it to be its
 // object's.
 func (a *Actor) Activity(typ string, object any) *Activity {
+	if b, ok := object.([]byte); ok {
+		object = json.RawMessage(b)
+	}
 	act := &Activity{Context: ContextActivityStreams, ID: a.mint("activities"), Type: typ, Actor: a.ID, Object: object}
 	if o, ok := object.(*Object); ok {
 		if o == nil {

@@ -41,6 +41,9 @@ func TestActivity(t *testing.T) {
 			map[string]any{"type": "Create", "to": []any{serve.Public}, "cc": []any{actorID + "/followers"},
 				"object": map[string]any{"id": note.ID, "type": "Note", "attributedTo": actorID, "content": "<p>hi</p>",
 					"to": []any{serve.Public}, "cc": []any{actorID + "/followers"}}}, nil},
+		{"Accept of a Follow given as []byte", a.Activity("Accept", []byte(follow)),
+			map[string]any{"type": "Accept", "object": map[string]any{"id": "https://other.example/follows/1", "type": "Follow",
+				"actor": "https://other.example/users/bob", "object": actorID}}, []string{"to", "cc"}},
 		{"nil *Object", a.Activity("Create", (*serve.Object)(nil)), map[string]any{"type": "Create"}, []string{"to", "cc", "object"}},
 	}
 	for _, tc := range cases {

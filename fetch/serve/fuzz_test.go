@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -54,6 +56,28 @@ func FuzzFollowersReceive(f *testing.F) {
 			if !strings.HasPrefix(in, "https://") {
 				t.Fatalf("inbox %q", in)
 			}
+		}
+	})
+}
+
+// FuzzRoutes: whatever actor NewActor accepts, Routes serves it or says
+// why not; it never hands ServeMux a pattern it panics on.
+func FuzzRoutes(f *testing.F) {
+	f.Fuzz(func(t *testing.T, id, inboxURL, shared string) {
+		a, err := serve.NewActor(&serve.ActorOpts{ID: id, Username: "alice", Inbox: inboxURL, SharedInbox: shared})
+		if err != nil {
+			return
+		}
+		mux, err := serve.Routes(http.NotFoundHandler(), a)
+		if err != nil {
+			return
+		}
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.URL, _ = url.Parse(a.ID)
+		mux.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", a.ID, w.Code)
 		}
 	})
 }

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 )
 
 // ErrRoutes is returned by Routes for actors it cannot serve together:
 // none, on several hosts, an inbox on another host, two at one URL, or a
-// URL without a path of its own.
+// URL without a clean path of its own.
 var ErrRoutes = errors.New("serve: actors cannot be routed")
 
 // Routes returns a mux serving local actors on their host: each actor's
@@ -77,7 +78,12 @@ func routePath(raw string) (route, error) {
 		return route{}, fmt.Errorf("%w: %q is not an absolute URL without a query", ErrRoutes, raw)
 	}
 	p := u.EscapedPath()
-	if p == "" || p == "/" || strings.ContainsAny(u.Path, "{}") || strings.HasPrefix(p, "/.well-known/") {
+	// ServeMux cleans request paths, so an unclean one could never match.
+	clean := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		clean += "/"
+	}
+	if p == "" || p == "/" || clean != u.Path || strings.ContainsAny(u.Path, "{}") || strings.HasPrefix(p, "/.well-known/") {
 		return route{}, fmt.Errorf("%w: %q has no path of its own", ErrRoutes, raw)
 	}
 	if strings.HasSuffix(p, "/") {

@@ -83,6 +83,8 @@ func TestRoutesRefused(t *testing.T) {
 		{"actor at the root", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: "https://social.example/"})}},
 		{"actor in the well-known tree", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: "https://social.example/.well-known/actor"})}},
 		{"a path ServeMux would read as a wildcard", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: "https://social.example/users/%7Bname%7D"})}},
+		{"an unclean path, which ServeMux never matches", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: "https://social.example/users/./alice"})}},
+		{"a path with a double slash", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: "https://social.example//alice"})}},
 		{"an inbox with a query", inbox, []*serve.Actor{actorAt(t, serve.ActorOpts{ID: actorID, Inbox: actorID + "/inbox?x=1"})}},
 	}
 	for _, tc := range cases {
