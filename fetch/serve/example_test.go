@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -129,4 +130,16 @@ func ExampleFollowers() {
 	_, _ = serve.Routes(in, alice)
 	// A post goes to every follower's (shared) inbox.
 	_ = out.Send(context.Background(), alice.Activity("Create", alice.Note("<p>Hello</p>")), followers.Inboxes()...)
+}
+
+func ExampleActor_UnmarshalJSON() {
+	// A remote actor, as honk writes it: @context a string.
+	doc := `{"@context":"https://www.w3.org/ns/activitystreams","id":"https://honk.example/u/bob","type":"Person",
+		"inbox":"https://honk.example/u/bob/inbox","publicKey":{"id":"https://honk.example/u/bob#key","owner":"https://honk.example/u/bob","publicKeyPem":"..."}}`
+	var bob serve.Actor
+	if err := json.Unmarshal([]byte(doc), &bob); err != nil {
+		panic(err)
+	}
+	fmt.Println(bob.Inbox, bob.KeyID())
+	// Output: https://honk.example/u/bob/inbox https://honk.example/u/bob#key
 }

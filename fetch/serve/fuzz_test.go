@@ -81,3 +81,17 @@ func FuzzRoutes(f *testing.F) {
 		}
 	})
 }
+
+// FuzzActorUnmarshal: a remote actor document is anyone's. Decoding never
+// panics, and what decodes encodes again.
+func FuzzActorUnmarshal(f *testing.F) {
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var a serve.Actor
+		if json.Unmarshal(doc, &a) != nil {
+			return
+		}
+		if _, err := json.Marshal(&a); err != nil {
+			t.Fatalf("decoded %q but cannot encode it: %v", doc, err)
+		}
+	})
+}
