@@ -38,7 +38,9 @@ func TestDependencyDirection(t *testing.T) {
 		// Verification lives in sig; what needs fetching sits behind
 		// interfaces the inbox owns.
 		{pkg: "sig/inbox", forbidden: drivers, only: []string{"sig"}},
-		{pkg: "fetch/serve", forbidden: drivers},
+		// Serving sends through the Sender interface it owns, never
+		// through deliver itself.
+		{pkg: "fetch/serve", forbidden: append(drivers, mod+"/deliver", mod+"/identity", mod+"/directory")},
 		{pkg: "internal/otelx", forbidden: drivers, ownTree: true},
 	}
 	for _, tc := range cases {

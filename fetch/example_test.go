@@ -304,3 +304,14 @@ func ExampleFetcher_WithSigner() {
 	asActor := f.WithSigner(actorSigner)
 	_, _ = asActor.Lookup(context.Background(), "https://secure.example/users/bob/followers")
 }
+
+func ExampleResolveAs() {
+	type Actor struct{ ID, Inbox string }
+	c, _ := client.New(nil)
+	f, _ := fetch.New(c, nil)
+	a, _, err := fetch.ResolveAs[Actor](context.Background(), f, "@alice@mastodon.example")
+	if err != nil {
+		return
+	}
+	fmt.Println(a.ID, a.Inbox)
+}

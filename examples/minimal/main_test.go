@@ -55,8 +55,7 @@ func start(t *testing.T, user string) *running {
 }
 
 func (r *running) follows(actor string) bool {
-	_, ok := r.followers.Load(actor)
-	return ok
+	return r.followers.Has(actor)
 }
 
 // note waits for a Note.

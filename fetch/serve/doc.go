@@ -22,4 +22,16 @@
 //	mux.Handle(serve.NodeInfo20Path, ni)
 //
 // WantsActivityPub tells an ActivityPub GET from a browser's.
+//
+// Routes mounts actors, their inboxes and WebFinger in one call. For what
+// a local actor sends, Actor.Activity and Actor.Note build activities
+// (fresh ids, @context, public addressing) and an Outbox queues them
+// through a Sender (a *deliver.Deliverer); Followers answers Follows with
+// Accepts and lists the inboxes to post to:
+//
+//	out := &serve.Outbox{Actor: actor, Sender: deliverer}
+//	followers := &serve.Followers{Outbox: out, Actors: fetcher}
+//	in, _ := inbox.New(keys, followers.Receive(receive), nil)
+//	mux, _ := serve.Routes(in, actor)
+//	out.Send(ctx, actor.Activity("Create", actor.Note("<p>Hello</p>")), followers.Inboxes()...)
 package serve
