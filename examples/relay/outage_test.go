@@ -14,9 +14,9 @@ import (
 )
 
 // With its Redis killed -9, the relay's status page (HTML and JSON) still
-// answers 200 with everything it can read (subscribers, this process's
-// hosts) and names the two sections Redis holds as unavailable, rather than
-// failing as a whole; once Redis is back the sections return.
+// answers 200 with everything it can read (the subscribers) and names the
+// two sections Redis holds as unavailable, rather than failing as a whole;
+// once Redis is back the sections return.
 func TestStatusPageDuringRedisOutage(t *testing.T) {
 	srv := redistest.Server(t)
 	r := startRelay(t, "", fmt.Sprintf("REDIS_URL: %q\nDIRECTORIES:\n  - origin: https://directory.example\n    enabled: false\n", srv.URL))
