@@ -3,6 +3,9 @@
 // The server is found in this order: FEDKIT_TEST_REDIS_URL; a server on
 // 127.0.0.1:6379; a throwaway redis-server. Without any of them the test is
 // skipped with a hint, or fails when CI=true.
+//
+// A failure test takes a server of its own instead (Server), which it may
+// kill -9 and restart (Restart), or a 3-master Redis Cluster (Cluster).
 package redistest
 
 import (
