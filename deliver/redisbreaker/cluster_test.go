@@ -3,6 +3,7 @@ package redisbreaker_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,10 @@ func TestCluster(t *testing.T) {
 	if _, ok := c.(*redis.ClusterClient); !ok {
 		t.Fatalf("UniversalClient from %d addresses is a %T, want a cluster client", 3, c)
 	}
-	n := 0
+	var n atomic.Int64 // the suite's subtests run in parallel
 	t.Run("conformance", func(t *testing.T) {
 		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
-			n++
-			return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n)})
+			return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 		})
 	})
 	t.Run("lights on every master", func(t *testing.T) {

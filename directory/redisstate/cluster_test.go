@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -21,11 +22,10 @@ import (
 // names both), while different origins spread over every master.
 func TestCluster(t *testing.T) {
 	_, c, prefix := redistest.Cluster(t)
-	n := 0
+	var n atomic.Int64 // the suite's subtests run in parallel
 	t.Run("conformance", func(t *testing.T) {
 		directorytest.TestStateStore(t, func(t *testing.T) directory.StateStore {
-			n++
-			s, err := redisstate.New(c, &redisstate.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n)})
+			s, err := redisstate.New(c, &redisstate.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 			if err != nil {
 				t.Fatal(err)
 			}

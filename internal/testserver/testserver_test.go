@@ -2,6 +2,7 @@ package testserver_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,10 +174,13 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var mu sync.Mutex // ForEachMaster calls in parallel
 	if err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		n, err := m.DBSize(ctx).Result()
 		if err == nil && n > 0 {
+			mu.Lock()
 			masters[m.Options().Addr] = true
+			mu.Unlock()
 		}
 		return err
 	}); err != nil {
