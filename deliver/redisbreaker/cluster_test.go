@@ -76,15 +76,21 @@ func TestCluster(t *testing.T) {
 	})
 }
 
-// masterOf returns the address of the master serving slot.
+// masterOf returns the ID of the master serving slot.
 func masterOf(ctx context.Context, c *redis.ClusterClient, slot int64) (string, error) {
-	ranges, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		return "", err
 	}
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) {
-			return r.Nodes[0].Addr, nil
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start <= slot && slot <= r.End {
+				for _, n := range sh.Nodes {
+					if n.Role == "master" {
+						return n.ID, nil
+					}
+				}
+			}
 		}
 	}
 	return "", fmt.Errorf("no master for slot %d", slot)
