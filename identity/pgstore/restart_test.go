@@ -89,7 +89,10 @@ func TestLockLostToRestartFailsClosed(t *testing.T) {
 	// only the lock can tell that it was lost.
 	appPool.Reset()
 	for i := 0; ; i++ {
-		if _, err := appPool.Exec(ctx, "SELECT 1"); err == nil {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := appPool.Exec(pctx, "SELECT 1")
+		cancel()
+		if err == nil {
 			break
 		} else if i == 50 {
 			t.Fatalf("application pool after the restart: %v", err)
@@ -97,7 +100,11 @@ func TestLockLostToRestartFailsClosed(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	close(gated.release)
-	err = <-done
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the refresh did not end a minute after its lock died")
+	}
 	if err == nil {
 		t.Fatal("refresh succeeded after its lock died with the server")
 	}

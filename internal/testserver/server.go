@@ -172,7 +172,7 @@ func (s *Server) killLocked() {
 	// The process group: Postgres's backends and helpers die with the
 	// postmaster, as in a crash, rather than holding its shared memory.
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	for !exited(s.cmd) {
+	for deadline := time.Now().Add(30 * time.Second); !exited(s.cmd) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.waitGroupGone(-s.cmd.Process.Pid)
