@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -136,6 +137,15 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	// The server's own log, kept across restarts, says why a start failed.
+	// A file, not a pipe: no goroutine copies it.
+	logPath := filepath.Join(s.dir, "server.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd.Stdout, cmd.Stderr = logf, logf
 	// A restarted server may find its port still held for a moment by the
 	// processes of the one killed; waitFor covers that too.
 	if err := cmd.Start(); err != nil {
@@ -144,16 +154,25 @@ func (s *Server) Start(ctx context.Context) error {
 	s.cmd = cmd
 	if err := waitFor(ctx, s.Addr, func() bool { return exited(cmd) }); err != nil {
 		s.killLocked()
-		return fmt.Errorf("%s did not start: %w", s.name, err)
+		return fmt.Errorf("%s did not start: %w; its log ends:\n%s", s.name, err, logTail(logPath))
 	}
 	for deadline := time.Now().Add(time.Minute); s.ready != nil && !s.ready(ctx); {
 		if exited(cmd) || time.Now().After(deadline) || ctx.Err() != nil {
 			s.killLocked()
-			return fmt.Errorf("%s did not get ready", s.name)
+			return fmt.Errorf("%s did not get ready; its log ends:\n%s", s.name, logTail(logPath))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
+}
+
+// logTail returns the last lines of a server's log.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
 }
 
 // Kill kills every process of the server with SIGKILL and waits for the
@@ -169,14 +188,76 @@ func (s *Server) killLocked() {
 	if s.cmd == nil {
 		return
 	}
-	// The process group: Postgres's backends and helpers die with the
-	// postmaster, as in a crash, rather than holding its shared memory.
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	// Every process of the server dies at once, as in a crash or an OOM
+	// kill of its container. Postgres's backends and helpers each run in a
+	// session of their own (setsid), so a process-group kill misses them:
+	// the postmaster is frozen (it forks no more), its children are killed
+	// one by one, then it. A backend left running would hold the shared
+	// memory and keep the restart from starting ("pre-existing shared
+	// memory block is still in use").
+	pid := s.cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	kids := children(pid)
+	for _, k := range kids {
+		_ = syscall.Kill(k, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	for deadline := time.Now().Add(30 * time.Second); !exited(s.cmd) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	s.waitGroupGone(-s.cmd.Process.Pid)
+	s.waitGroupGone(-pid)
+	waitGone(kids)
 	s.cmd = nil
+}
+
+// children lists the processes whose parent is pid, from /proc.
+func children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, _ := procState(n); ppid == pid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// procState returns a process's parent and state letter from
+// /proc/PID/stat; 0 and "" when it is gone.
+func procState(pid int) (ppid int, state string) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, ""
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 2 {
+		return 0, ""
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return ppid, f[0]
+}
+
+// waitGone waits, briefly, until each process has exited (gone, or a
+// zombie: its memory is released).
+func waitGone(pids []int) {
+	for _, p := range pids {
+		for i := 0; i < 100; i++ {
+			if _, st := procState(p); st == "" || st == "Z" || st == "X" {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // exited reaps cmd's process if it has exited, without blocking. No
