@@ -70,8 +70,11 @@ func TestStatusPageDuringRedisOutage(t *testing.T) {
 		t.Error("status page with Redis away lost its subscribers")
 	}
 
+	// The client's pooled connections died with the server: the first
+	// reads after the restart may still fail while the pool redials.
 	redistest.Restart(t, srv)
-	if rep := report(); len(rep.Errors) != 0 || len(rep.Directories) != 1 {
-		t.Fatalf("with Redis back: errors %q, %d directories; want none and one", rep.Errors, len(rep.Directories))
-	}
+	waitUntil(t, "the Redis sections back on the status page", func() bool {
+		rep := report()
+		return len(rep.Errors) == 0 && len(rep.Directories) == 1
+	})
 }
