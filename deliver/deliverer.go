@@ -477,12 +477,16 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	waiters := make(chan struct{}, waitersPerSlot*d.cfg.Concurrency)
 	var wg sync.WaitGroup
+	out := &outage{log: d.log, poll: d.cfg.PollInterval}
 	if n, ok := d.queue.(Notifier); ok {
 		notified := make(chan struct{})
 		defer func() { <-notified }() // after ctx ends, so Notify has returned
 		go func() {
 			defer close(notified)
 			err := n.Notify(ctx, func() {
+				if out.down.Load() {
+					return // a Notifier's retries during an outage are no news
+				}
 				select {
 				case d.wake <- struct{}{}:
 				default:
@@ -514,9 +518,7 @@ loop:
 			break
 		}
 		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: free})
-		if err != nil && ctx.Err() == nil {
-			d.log.Error("deliver: claim failed", "err", err)
-		}
+		out.claimed(ctx, err, d.cfg.Now())
 		for range free - len(jobs) {
 			<-slots
 		}
@@ -530,7 +532,7 @@ loop:
 		if len(jobs) == free && err == nil {
 			continue
 		}
-		timer.Reset(d.cfg.PollInterval)
+		timer.Reset(out.pause())
 		select {
 		case <-timer.C:
 		case <-d.wake:

@@ -52,6 +52,11 @@
 // Collection-Synchronization, which a batch sent with SynchronizeCollection
 // carries, from Config.Followers.
 //
+// A queue whose store is away (a database restarting) fails with errors
+// matching ErrQueueUnavailable: Send stores nothing and may be retried, and
+// Run keeps going, backing off from PollInterval to 5 s between claims with
+// one log line when the outage begins and one when it ends.
+//
 // Failures are *DeliveryError values whose Kind (retryable, permanent, held,
 // skipped, deadline, exhausted) says what happened; errors.Is matches the
 // sentinels ErrRetryable, ErrPermanent, and so on.

@@ -22,6 +22,12 @@
 // one pool connection while Run runs. Depth counts what waits in each
 // lane, for a status page.
 //
+// A database that cannot be reached, is shutting down or starting up, or
+// drops the connection makes every method fail with an error matching
+// deliver.ErrQueueUnavailable (keeping the driver's error): Enqueue stored
+// nothing and may be retried. Nothing claimed is lost across a crash: a
+// delivery in flight comes back when its lease ends.
+//
 // It needs PostgreSQL 12 or newer: claims run from a cached plan, forced
 // with plan_cache_mode for their transaction only.
 //

@@ -3,6 +3,7 @@ package pgqueue
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 )
 
@@ -20,15 +21,21 @@ func (q *Queue) Notify(ctx context.Context, wake func()) error {
 	// and start again from the bottom once a LISTEN took hold: a connection
 	// lost now and then must not leave a listener hours from reconnecting.
 	backoff := listenRetryMin
+	warned := false // one warning per outage, the retries at debug level
 	for ctx.Err() == nil {
 		listened, err := q.listen(ctx, wake)
 		if ctx.Err() != nil {
 			break
 		}
 		if listened {
-			backoff = listenRetryMin
+			backoff, warned = listenRetryMin, false
 		}
-		q.log.Warn("pgqueue: listening for wake-ups failed; polling until it is back", "err", err, "retry_in", backoff)
+		level := slog.LevelWarn
+		if warned {
+			level = slog.LevelDebug
+		}
+		warned = true
+		q.log.Log(ctx, level, "pgqueue: listening for wake-ups failed; polling until it is back", "err", err, "retry_in", backoff)
 		wake() // work may have arrived while nobody listened
 		select {
 		case <-time.After(backoff):

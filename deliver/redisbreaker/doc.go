@@ -24,6 +24,22 @@
 //		fmt.Println(l.Name, l.Color(time.Now()), l.Failures, l.OpenUntil)
 //	}
 //
+// Redis Cluster: each light is one key and each script names only that
+// key, so every command stays in one hash slot; give New a
+// redis.UniversalClient built from several addresses (a *redis.ClusterClient)
+// and Lights scans every master. The conformance suite runs against a
+// 3-master cluster in this package's tests.
+//
+// While Redis is away the breakers fail open: Admit and Record return
+// ErrRedis, and the Deliverer sends anyway (logging the store's failure),
+// so deliveries go on to every host, one whose light was open included,
+// and their outcomes are not counted. Holding instead would stop all
+// delivery for as long as Redis is down, for the sake of the few hosts
+// that are down too. When Redis comes back with its data (an append-only
+// file, or a replica promoted), the lights are as they were and an open one
+// holds again; a Redis that restarts empty has forgotten them, and a host
+// still failing opens its light again after Threshold more failures.
+//
 // Clocks: the scripts take the caller's now (the Deliverer's Config.Now)
 // for every breaker rule: failures, the cool-off and the probe in flight
 // are judged by it alone and never by the server's TIME. The server's

@@ -52,7 +52,7 @@ type app struct {
 	deliverer *deliver.Deliverer
 	relay     *relay.Relay
 	pool      *pgxpool.Pool
-	rdb       *redis.Client
+	rdb       redis.UniversalClient
 	dirState  directory.StateStore // nil without Redis (and without a scheduler)
 	token     string
 	tel       *telemetry
@@ -173,11 +173,9 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		e.tuneDeliver(dcfg)
 	}
 	if cfg.RedisURL != "" {
-		opt, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
+		if a.rdb, err = config.RedisClient(cfg.RedisURL); err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
 		}
-		a.rdb = redis.NewClient(opt)
 		rs := redisbreaker.New(a.rdb, &redisbreaker.Config{KeyPrefix: cfg.RedisPrefix + "breaker:"})
 		dcfg.Breaker.Store = rs
 		a.breakers, a.brkName = redisLights{rs}, "redis"

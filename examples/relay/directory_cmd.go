@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/directory/redisstate"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
@@ -120,11 +118,10 @@ func stateStore(cfg *config.Config) (directory.StateStore, func(), error) {
 	if cfg.RedisURL == "" {
 		return nil, func() {}, nil
 	}
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := config.RedisClient(cfg.RedisURL)
 	if err != nil {
 		return nil, nil, err
 	}
-	rdb := redis.NewClient(opt)
 	st, err := redisstate.New(rdb, &redisstate.Config{KeyPrefix: cfg.RedisPrefix + "directory:"})
 	if err != nil {
 		_ = rdb.Close()

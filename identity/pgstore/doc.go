@@ -19,6 +19,12 @@
 // work behind PgBouncer in transaction-pooling mode: connect directly or
 // use session pooling.
 //
+// A lock lives as long as its session. If the session ends while the
+// locked work runs (the server restarted or failed over, the backend was
+// terminated), WithLock cancels the work's context at once and returns
+// ErrLockLost: a refresh fails closed, writing nothing through that
+// context, and the next event for the DID takes the lock afresh.
+//
 // Clocks: the cache table's resolved_at and expires_at are the caller's
 // times (identity.CacheEntry, stamped by the Cache's Config.Now); the table
 // stores them as given and never compares them with the database's now(),

@@ -150,7 +150,21 @@ func (l *Lock) WithLock(ctx context.Context, did identity.DID, fn func(context.C
 		discard(conn)
 		return fmt.Errorf("pgstore: pg_advisory_lock: %w", err)
 	}
+	// The lock lives as long as its session. While fn runs, a watcher reads
+	// the idle connection: a server that restarts or a session that is
+	// terminated closes it at once, and fn's context is cancelled, so fn's
+	// writes (which take that context) fail rather than go out unguarded.
+	fctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	lost := watchSession(conn, did, lose)
 	defer func() {
+		if lerr := lost(); lerr != nil {
+			discard(conn)
+			if err == nil {
+				err = lerr
+			}
+			return
+		}
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 		defer cancel()
 		var released bool
@@ -163,7 +177,38 @@ func (l *Lock) WithLock(ctx context.Context, did identity.DID, fn func(context.C
 		}
 		conn.Release()
 	}()
-	return fn(ctx)
+	return fn(fctx)
+}
+
+// ErrLockLost is returned by WithLock when the session holding the lock
+// ended while fn ran (the server restarted, or the session was
+// terminated): the lock was gone from then on, so fn's context was
+// cancelled and fn's result is not trusted. The Refresher reports it as an
+// unresolved refresh, retried with the next event.
+var ErrLockLost = errors.New("pgstore: lock lost with its session")
+
+// watchSession reads conn until the returned stop is called or the
+// connection fails; on failure it calls lose. stop waits for the watcher
+// and returns ErrLockLost if the session had ended. The connection is idle
+// while fn runs, so the read sees only the session's end (or a notice,
+// which it passes over).
+func watchSession(conn *pgxpool.Conn, did identity.DID, lose context.CancelCauseFunc) (stop func() error) {
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := conn.Conn().PgConn().WaitForNotification(wctx)
+		if wctx.Err() != nil {
+			done <- nil // stopped: the session is fine
+			return
+		}
+		lerr := fmt.Errorf("%w: %s: %v", ErrLockLost, did, err)
+		lose(lerr)
+		done <- lerr
+	}()
+	return func() error {
+		cancel()
+		return <-done
+	}
 }
 
 // discard closes conn's session instead of returning it to the pool.

@@ -4,6 +4,9 @@
 // answering on 127.0.0.1:5432 (user postgres, database test); a throwaway
 // server started from the initdb/postgres binaries. Without any of them the
 // test is skipped with a hint, or fails when CI=true.
+//
+// A failure test takes a server of its own instead (Server), which it may
+// kill -9 and restart (Restart) on the same port and data directory.
 package pgtest
 
 import (

@@ -3,6 +3,9 @@
 // The server is found in this order: FEDKIT_TEST_REDIS_URL; a server on
 // 127.0.0.1:6379; a throwaway redis-server. Without any of them the test is
 // skipped with a hint, or fails when CI=true.
+//
+// A failure test takes a server of its own instead (Server), which it may
+// kill -9 and restart (Restart), or a 3-master Redis Cluster (Cluster).
 package redistest
 
 import (
@@ -87,8 +90,22 @@ func Client(t testing.TB) (*redis.Client, string) {
 	return c, prefix
 }
 
-// DeletePrefix removes every key starting with prefix.
+// DeletePrefix removes every key starting with prefix, on every master of
+// a cluster.
 func DeletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		// SCAN sees one node's keys, and a DEL of several keys must name one
+		// slot: scan each master, delete key by key.
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			iter := m.Scan(ctx, 0, prefix+"*", 500).Iterator()
+			for iter.Next(ctx) {
+				if err := m.Del(ctx, iter.Val()).Err(); err != nil {
+					return err
+				}
+			}
+			return iter.Err()
+		})
+	}
 	iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
 	var keys []string
 	for iter.Next(ctx) {

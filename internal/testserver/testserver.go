@@ -2,6 +2,12 @@
 // on machines that have the binaries but no running server. One server of
 // each kind is shared by a test binary; it is killed when the binary exits
 // (Pdeathsig) or when Stop is called.
+//
+// A failure test starts servers of its own instead (NewPostgres, NewRedis,
+// NewCluster) and makes them fail: Server.Kill (SIGKILL of every process of
+// the server), Server.Stop (a clean shutdown) and Server.Start (again, on
+// the same port and data directory). Nothing here touches a server it did
+// not start, such as a machine's own on 5432 or 6379.
 package testserver
 
 import (
@@ -32,28 +38,20 @@ func Reachable(addr string) bool {
 
 var (
 	mu      sync.Mutex
-	running []*exec.Cmd
-	dirs    []string
+	running []*Server
 )
 
-// Stop kills every server this package started and removes their data.
+// Stop kills every server StartPostgres and StartRedis started and removes
+// their data. Servers from NewPostgres, NewRedis and NewCluster are their
+// caller's to Close.
 func Stop() {
 	mu.Lock()
 	defer mu.Unlock()
-	for _, c := range running {
-		_ = c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = c.Process.Kill()
-		}
+	for _, s := range running {
+		s.Stop()
+		s.Close()
 	}
-	for _, d := range dirs {
-		os.RemoveAll(d)
-	}
-	running, dirs = nil, nil
+	running = nil
 }
 
 func freePort() (int, error) {
@@ -111,93 +109,46 @@ func asUnprivileged(cmd *exec.Cmd, dir string) error {
 
 // StartPostgres starts a throwaway PostgreSQL with trust auth on a free
 // loopback port and returns its URL (database postgres, user postgres).
+// Stop ends it.
 func StartPostgres(ctx context.Context) (string, error) {
-	initdb, pg := FindBinary("initdb"), FindBinary("postgres")
-	if initdb == "" || pg == "" {
-		return "", errors.New("no initdb/postgres binaries")
-	}
-	dir, err := os.MkdirTemp("", "fedkit-pg-")
+	s, err := NewPostgres(ctx)
 	if err != nil {
 		return "", err
 	}
-	os.Chmod(dir, 0o755)
-	data := filepath.Join(dir, "data")
-	sock := filepath.Join(dir, "sock")
-	os.Mkdir(sock, 0o755)
 	mu.Lock()
-	dirs = append(dirs, dir)
+	running = append(running, s)
 	mu.Unlock()
-	init := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync")
-	if err := asUnprivileged(init, dir); err != nil {
-		return "", err
-	}
-	if out, err := init.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("initdb: %v: %s", err, out)
-	}
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(pg, "-D", data, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", sock,
-		"-c", "fsync=off", "-c", "max_connections=200")
-	if err := asUnprivileged(cmd, dir); err != nil {
-		return "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	mu.Lock()
-	running = append(running, cmd)
-	mu.Unlock()
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if err := waitFor(ctx, addr); err != nil {
-		return "", fmt.Errorf("postgres did not start: %w", err)
-	}
-	return "postgres://postgres@" + addr + "/postgres?sslmode=disable", nil
+	return s.URL, nil
 }
 
 // StartRedis starts a throwaway redis-server on a free loopback port that
-// keeps nothing on disk, and returns its address.
+// keeps nothing on disk, and returns its address. Stop ends it.
 func StartRedis(ctx context.Context) (string, error) {
-	bin := FindBinary("redis-server")
-	if bin == "" {
-		return "", errors.New("no redis-server binary")
-	}
-	dir, err := os.MkdirTemp("", "fedkit-redis-")
+	s, err := NewRedis(ctx)
 	if err != nil {
-		return "", err
-	}
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
 		return "", err
 	}
 	mu.Lock()
-	running = append(running, cmd)
-	dirs = append(dirs, dir)
+	running = append(running, s)
 	mu.Unlock()
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if err := waitFor(ctx, addr); err != nil {
-		return "", fmt.Errorf("redis did not start: %w", err)
-	}
-	return addr, nil
+	return s.Addr, nil
 }
 
-func waitFor(ctx context.Context, addr string) error {
+// waitFor waits until addr accepts connections, giving up when the process
+// behind it has exited (exited closed) or after 30 s.
+func waitFor(ctx context.Context, addr string, exited func() bool) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if Reachable(addr) {
 			return nil
 		}
+		if exited() {
+			return errors.New("the server exited")
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	return errors.New("timed out waiting for " + addr)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/fedkit/fedkit/directory"
 )
@@ -64,7 +63,9 @@ type Config struct {
 	// subscribers. Overridden by the environment variable of the same name.
 	PostgresURL string `yaml:"POSTGRES_URL"`
 	// REDIS_URL, when set, shares circuit breakers and the Directory
-	// scheduler's state. Overridden by the environment variable.
+	// scheduler's state: one node, or a Redis Cluster named by several
+	// addr parameters (see RedisClient). Overridden by the environment
+	// variable.
 	RedisURL string `yaml:"REDIS_URL"`
 	// REDIS_PREFIX begins every Redis key. Defaults to RedisPrefixDefault.
 	RedisPrefix string `yaml:"REDIS_PREFIX"`
@@ -228,7 +229,7 @@ func (c *Config) defaultsAndValidate() error {
 		}
 	}
 	if c.RedisURL != "" {
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+		if err := checkRedisURL(c.RedisURL); err != nil {
 			bad("REDIS_URL", "cannot be parsed as a redis:// or rediss:// URL")
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pgqueue_test
+
+const raceEnabled = false
