@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"io"
@@ -95,7 +96,9 @@ type Config struct {
 	// its context ends. Defaults to ShutdownGraceDefault.
 	ShutdownGrace time.Duration
 	// FirstScheme is the signature scheme tried first for a host with none
-	// remembered. Defaults to sig.SchemeCavage.
+	// remembered. Defaults to the key's: sig.SchemeRFC9421 for an Ed25519
+	// key (Fedify's draft-cavage verifier is RSA-only and answers an
+	// Ed25519 cavage signature with 500), sig.SchemeCavage for the rest.
 	FirstScheme sig.Scheme
 	// Schemes remembers per host which scheme worked. Defaults to a
 	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
@@ -338,9 +341,7 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 		x.ShutdownGrace = ShutdownGraceDefault
 	}
 	switch x.FirstScheme {
-	case 0:
-		x.FirstScheme = sig.SchemeCavage
-	case sig.SchemeCavage, sig.SchemeRFC9421:
+	case 0, sig.SchemeCavage, sig.SchemeRFC9421:
 	default:
 		return nil, invalid("unknown FirstScheme %d", x.FirstScheme)
 	}
@@ -876,12 +877,22 @@ func (d *Deliverer) finish(ctx context.Context, j *Job, o Outcome) {
 
 var errSign = errors.New("deliver: signing failed")
 
-// send posts j's activity, signed afresh under the host's remembered scheme,
-// and once more under the other scheme if the first is refused with 400 or
-// 401. It returns the final status, its Retry-After, and the scheme used.
+// send posts j's activity, signed afresh, and returns the answer that
+// stands: its status, its Retry-After, and the scheme it was signed with.
+//
+// A host with a scheme remembered as accepted gets that scheme and nothing
+// else: a refusal then is about the activity, not the signature
+// (GoToSocial answers 400 to a correctly signed Like of a status it does
+// not have). A host with none remembered gets the first scheme (the
+// configured one, or the key's: see firstScheme), and on a refusal (400,
+// 401 or 403) one knock with the other; PeerTube answers 403 to any RFC
+// 9421 signature. When the second knock is refused too, the first answer
+// stands, since it is what the server said to the scheme it reads, with
+// one exception: a 401 or 403 to the first followed by a 400 to the
+// second means the server read the second and refused the content.
 func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
-	first := d.cfg.FirstScheme
+	first := d.firstScheme(key)
 	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
 	if err != nil {
 		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
@@ -896,22 +907,59 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
-	scheme := first
-	for try := 0; ; try++ {
-		status, retryAfter, err := d.post(ctx, j, signer, scheme, syncHeader)
-		if err != nil {
-			return status, retryAfter, scheme, err
+	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader)
+	if err != nil {
+		return status, retryAfter, first, err
+	}
+	if ok2xx(status) {
+		if !known || first != remembered {
+			d.rememberScheme(ctx, host, first)
 		}
-		if (status == http.StatusBadRequest || status == http.StatusUnauthorized) && try == 0 {
-			scheme = otherScheme(scheme)
-			continue
-		}
-		if status >= 200 && status < 300 && (!known || scheme != remembered) {
-			if err := d.cfg.Schemes.SetScheme(ctx, host, scheme); err != nil {
-				d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
-			}
-		}
-		return status, retryAfter, scheme, nil
+		return status, retryAfter, first, nil
+	}
+	if known || !signatureRefusal(status) {
+		return status, retryAfter, first, nil
+	}
+	second := otherScheme(first)
+	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Cut off: the caller returns the delivery to the queue.
+		return status2, retryAfter2, second, err
+	case err == nil && ok2xx(status2):
+		d.rememberScheme(ctx, host, second)
+		return status2, retryAfter2, second, nil
+	case err == nil && status2 == http.StatusBadRequest && status != http.StatusBadRequest:
+		return status2, retryAfter2, second, nil
+	}
+	return status, retryAfter, first, nil
+}
+
+func ok2xx(status int) bool { return status >= 200 && status < 300 }
+
+// signatureRefusal reports the statuses servers answer a signature they do
+// not read: 401 (Mastodon), 400 (some), 403 (PeerTube, to RFC 9421).
+func signatureRefusal(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// firstScheme is the scheme for a host with none remembered: FirstScheme
+// when set, else RFC 9421 for an Ed25519 key, whose draft-cavage
+// signature Fedify's RSA-only verifier answers with 500, and draft-cavage
+// for the rest, which every server reads.
+func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
+	if d.cfg.FirstScheme != 0 {
+		return d.cfg.FirstScheme
+	}
+	if _, ok := key.Public().(ed25519.PublicKey); ok {
+		return sig.SchemeRFC9421
+	}
+	return sig.SchemeCavage
+}
+
+func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
+	if err := d.cfg.Schemes.SetScheme(ctx, host, s); err != nil {
+		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
 	}
 }
 

@@ -39,8 +39,15 @@
 // its deliveries are held for a minute (each hold counts as an attempt),
 // then one probe at a time goes through. At most 2 deliveries per host are in
 // flight (Config.PerHost, or a HostLimiter shared by several Deliverers).
-// Each request is signed with draft-cavage first; a 400 or 401 makes it try
-// RFC 9421 at once, and the scheme that worked is remembered per host.
+// Each request is signed afresh. A host whose scheme is remembered gets that
+// scheme only: its refusal is about the activity (GoToSocial answers 400 to a
+// correctly signed Like of a status it does not have). A host with none gets
+// draft-cavage first (RFC 9421 for an Ed25519 key: Fedify's cavage verifier
+// is RSA-only and answers 500), and a 400, 401 or 403 (PeerTube's answer to
+// RFC 9421) makes it knock once with the other scheme; the scheme accepted
+// is remembered per host. When both knocks are refused, the first answer
+// stands for the status, the retry and the breaker, unless a 401 or 403 to
+// the first is followed by a 400 to the second: the server read the second.
 //
 // Queue and BreakerStore are the interfaces durable backends implement (a
 // Postgres queue, a Redis breaker store); MemoryQueue and MemoryBreakerStore
