@@ -74,9 +74,14 @@ type Config struct {
 	// SenderKeys.Gone says the sender is gone for good (Mastodon: 401).
 	// Defaults to none.
 	PermanentIfSenderGone []int
-	// Breaker configures the circuit breaker; nil turns it off. Defaults to
-	// nil in a Config you build; DefaultConfig sets it.
+	// Breaker configures the circuit breaker. Defaults to the zero
+	// BreakerConfig (BreakerThresholdDefault failures in a row hold a host
+	// for BreakerCoolOffDefault), also when nil, so a Config built by hand
+	// keeps the breaker; DisableBreaker turns it off.
 	Breaker *BreakerConfig
+	// DisableBreaker turns the circuit breaker off: every delivery is sent
+	// however often its host failed. Defaults to false (breaker on).
+	DisableBreaker bool
 	// PerHost is how many deliveries may be in flight to one host; ignored
 	// when HostLimiter is set. Defaults to PerHostDefault.
 	PerHost int
@@ -133,8 +138,9 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns the defaults with the circuit breaker on
-// (BreakerThresholdDefault failures, BreakerCoolOffDefault, per host).
+// DefaultConfig returns the defaults, as a nil or zero Config means them,
+// with Breaker set so that its fields can be edited in place
+// (cfg.Breaker.Store = ...).
 func DefaultConfig() *Config { return &Config{Breaker: &BreakerConfig{}} }
 
 // Batch says how a send is to be delivered.
@@ -311,8 +317,13 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if x.Permanent == nil {
 		x.Permanent = DefaultPermanent
 	}
-	if x.Breaker != nil {
-		b := *x.Breaker
+	if x.DisableBreaker {
+		x.Breaker = nil
+	} else {
+		var b BreakerConfig
+		if x.Breaker != nil {
+			b = *x.Breaker
+		}
 		if b.Threshold <= 0 {
 			b.Threshold = BreakerThresholdDefault
 		}
@@ -810,7 +821,11 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 	att.Err = derr
 	d.attempt(ctx, j, host, number, att)
 	if permanent {
-		d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
+		if derr.Err != nil {
+			d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
+		} else {
+			d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode)
+		}
 		if d.cfg.OnFailure != nil {
 			d.cfg.OnFailure(ctx, Failure{Inbox: j.Inbox, Host: host, ActivityID: e.ActivityID, ActorID: e.ActorID,
 				Tag: e.Tag, StatusCode: derr.StatusCode, Err: derr})

@@ -652,9 +652,9 @@ func TestBreakerPerInboxAndOff(t *testing.T) {
 			t.Fatalf("per-inbox breaker held another inbox on the host: %+v", got)
 		}
 	})
-	t.Run("NilBreakerOff", func(t *testing.T) {
+	t.Run("DisableBreakerOff", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, func(c *deliver.Config) { c.Breaker = nil; c.Concurrency = 1 })
+		b := setup(t, func(c *deliver.Config) { c.DisableBreaker = true; c.Concurrency = 1 })
 		ib := newInbox(t, b.clock, status(503))
 		for i := range 15 {
 			b.send(t, strconv.Itoa(i), ib.URL(fmt.Sprintf("/%d", i)))
