@@ -24,10 +24,18 @@ import (
 
 // Deliverer defaults.
 const (
-	// ConcurrencyDefault is how many deliveries Run works at once.
-	ConcurrencyDefault = 16
+	// ConcurrencyDefault is how many deliveries Run has in flight at once.
+	// Nearly all of them wait on a remote, which costs no CPU: on the
+	// fediverse an inbox answers after 50-500 ms, and a few percent of
+	// servers hold a request until it times out, so reaching the sign bound
+	// of two cores (2,600 RSA signatures a second) at 300 ms takes some 800
+	// healthy requests in flight besides those the sick hosts hold.
+	ConcurrencyDefault = 2048
 	// LeaseDefault is how long a claim reserves a delivery.
 	LeaseDefault = 5 * time.Minute
+	// AttemptTimeoutDefault bounds one attempt, both knocks and signing
+	// included: two of the client's default 30 s requests.
+	AttemptTimeoutDefault = 60 * time.Second
 	// PollIntervalDefault is how often an idle Run looks for due work.
 	PollIntervalDefault = time.Second
 	// ShutdownGraceDefault bounds how long Run lets deliveries in flight
@@ -88,12 +96,22 @@ type Config struct {
 	// HostLimiter, when set, is the per-host limit shared with other
 	// Deliverers. Defaults to one of this Deliverer's own.
 	HostLimiter *HostLimiter
-	// Concurrency is how many deliveries Run works at once. Defaults to
-	// ConcurrencyDefault.
+	// Concurrency is how many claimed deliveries Run has in flight at once,
+	// nearly all of them waiting on a remote; it bounds memory, not CPU
+	// (signing is bounded by the cores on its own). A delivery waiting for
+	// its host's PerHost slot does not count: it lends its place to a
+	// delivery to another host. Defaults to ConcurrencyDefault.
 	Concurrency int
-	// Lease is how long a claimed delivery is reserved for this process.
-	// Defaults to LeaseDefault.
+	// Lease is how long a claimed delivery is reserved for this process. It
+	// must outlast the longest attempt: a delivery whose lease has less
+	// than AttemptTimeout left when its host is free goes back to the queue
+	// unsent. Defaults to LeaseDefault.
 	Lease time.Duration
+	// AttemptTimeout bounds one attempt, both knocks included, so that no
+	// request outlives its lease; it is at most half the Lease. A timeout
+	// is a failure of the host (a tarpit's count towards its breaker).
+	// Defaults to AttemptTimeoutDefault.
+	AttemptTimeout time.Duration
 	// PollInterval is how often Run looks for due deliveries when idle.
 	// Defaults to PollIntervalDefault.
 	PollInterval time.Duration
@@ -345,6 +363,10 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if x.Lease <= 0 {
 		x.Lease = LeaseDefault
 	}
+	if x.AttemptTimeout <= 0 {
+		x.AttemptTimeout = AttemptTimeoutDefault
+	}
+	x.AttemptTimeout = min(x.AttemptTimeout, x.Lease/2)
 	if x.PollInterval <= 0 {
 		x.PollInterval = PollIntervalDefault
 	}
@@ -688,9 +710,10 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
-	if !d.cfg.Now().Before(j.LeaseUntil) {
-		// Waited out its lease for a slot: another process may own it now,
-		// so do not send; give it back if it is still ours.
+	if j.LeaseUntil.Sub(d.cfg.Now()) < d.cfg.AttemptTimeout {
+		// Waited for a slot until its lease could lapse mid-request, when
+		// another process may claim and send it too: do not send; give it
+		// back while it is still ours.
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
@@ -726,7 +749,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	}
 
 	start := d.cfg.Now()
-	status, retryAfter, scheme, sendErr := d.send(work, j, host, key)
+	attemptCtx, cancelAttempt := context.WithTimeout(work, d.cfg.AttemptTimeout)
+	status, retryAfter, scheme, sendErr := d.send(attemptCtx, j, host, key)
+	cancelAttempt()
 	if sendErr != nil && work.Err() != nil {
 		// Cut off by shutdown (Run's grace period ended, or RunDue's
 		// caller cancelled): not the remote's failure, so no attempt and

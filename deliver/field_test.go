@@ -1,0 +1,108 @@
+package deliver_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/internal/fedsim"
+)
+
+func simClient(t *testing.T, sim *fedsim.Sim, timeout time.Duration) *client.Client {
+	t.Helper()
+	c, err := client.New(&client.Config{AllowPrivate: fedsim.Loopback, Resolver: sim.Resolver(),
+		Timeout: timeout, ResponseHeaderTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// A tarpit's timeouts are its breaker's failures: after the threshold its
+// remaining deliveries are held, not each sent to wait out a timeout, and
+// the healthy host beside it is delivered meanwhile.
+func TestTarpitTimeoutsOpenItsBreaker(t *testing.T) {
+	t.Parallel()
+	sim, err := fedsim.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	sim.SetHost("tarpit.example", fedsim.Tarpit())
+	var held, delivered atomic.Int64
+	cfg := &deliver.Config{OnAttempt: func(_ context.Context, a deliver.Attempt) {
+		switch a.Outcome {
+		case deliver.AttemptHeld:
+			held.Add(1)
+		case deliver.AttemptDelivered:
+			delivered.Add(1)
+		}
+	}}
+	d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, simClient(t, sim, 100*time.Millisecond), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	var inboxes []string
+	for i := range n {
+		inboxes = append(inboxes, sim.URL("tarpit.example", fmt.Sprintf("/u%d/inbox", i)), sim.URL("ok.example", fmt.Sprintf("/u%d/inbox", i)))
+	}
+	if err := d.Send(context.Background(), testKeyID, activity("1"), inboxes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The breaker opens on the threshold-th failure; up to PerHost more
+	// may already be on their way.
+	got := sim.Stats("tarpit.example").Received
+	if got < deliver.BreakerThresholdDefault || got > deliver.BreakerThresholdDefault+deliver.PerHostDefault {
+		t.Fatalf("the tarpit received %d requests, want the breaker to hold after %d", got, deliver.BreakerThresholdDefault)
+	}
+	if h := held.Load(); h != int64(n-got) {
+		t.Fatalf("%d held, want the %d not sent", h, n-got)
+	}
+	if delivered.Load() != n || sim.Stats("ok.example").Answered[202] != n {
+		t.Fatalf("%d delivered to the healthy host, want %d", delivered.Load(), n)
+	}
+}
+
+// An attempt is bounded by AttemptTimeout even when the client would wait
+// longer, so no request outlives its lease.
+func TestAttemptTimeoutBoundsARequest(t *testing.T) {
+	t.Parallel()
+	sim, err := fedsim.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	sim.SetHost("tarpit.example", fedsim.Tarpit())
+	var failed atomic.Int64
+	cfg := &deliver.Config{AttemptTimeout: 100 * time.Millisecond, OnAttempt: func(_ context.Context, a deliver.Attempt) {
+		if a.Outcome == deliver.AttemptFailed {
+			failed.Add(1)
+		}
+	}}
+	d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, simClient(t, sim, time.Hour), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(context.Background(), testKeyID, activity("1"), []string{sim.URL("tarpit.example", "/inbox")}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _, _ = d.RunDue(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a bound on a hang, not a timing assertion
+		t.Fatal("an attempt outlived AttemptTimeout")
+	}
+	if failed.Load() != 1 {
+		t.Fatalf("%d failed attempts, want 1", failed.Load())
+	}
+}
