@@ -73,9 +73,21 @@ func TestTarpitTimeoutsOpenItsBreaker(t *testing.T) {
 }
 
 // An attempt is bounded by AttemptTimeout even when the client would wait
-// longer, so no request outlives its lease.
+// longer, so no request outlives its lease; the bound is at most half the
+// Lease.
 func TestAttemptTimeoutBoundsARequest(t *testing.T) {
 	t.Parallel()
+	t.Run("AttemptTimeout", func(t *testing.T) {
+		t.Parallel()
+		attemptBounded(t, &deliver.Config{AttemptTimeout: 100 * time.Millisecond})
+	})
+	t.Run("HalfTheLease", func(t *testing.T) {
+		t.Parallel()
+		attemptBounded(t, &deliver.Config{Lease: 200 * time.Millisecond})
+	})
+}
+
+func attemptBounded(t *testing.T, cfg *deliver.Config) {
 	sim, err := fedsim.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,11 +95,11 @@ func TestAttemptTimeoutBoundsARequest(t *testing.T) {
 	t.Cleanup(func() { _ = sim.Close() })
 	sim.SetHost("tarpit.example", fedsim.Tarpit())
 	var failed atomic.Int64
-	cfg := &deliver.Config{AttemptTimeout: 100 * time.Millisecond, OnAttempt: func(_ context.Context, a deliver.Attempt) {
+	cfg.OnAttempt = func(_ context.Context, a deliver.Attempt) {
 		if a.Outcome == deliver.AttemptFailed {
 			failed.Add(1)
 		}
-	}}
+	}
 	d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, simClient(t, sim, time.Hour), cfg)
 	if err != nil {
 		t.Fatal(err)
