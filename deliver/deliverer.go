@@ -926,10 +926,12 @@ var errSign = errors.New("deliver: signing failed")
 // not have). A host with none remembered gets the first scheme (the
 // configured one, or the key's: see firstScheme), and on a refusal (400,
 // 401 or 403) one knock with the other; PeerTube answers 403 to any RFC
-// 9421 signature. When the second knock is refused too, the first answer
-// stands, since it is what the server said to the scheme it reads, with
-// one exception: a 401 or 403 to the first followed by a 400 to the
-// second means the server read the second and refused the content.
+// 9421 signature. When the second knock is refused too (400, 401 or 403,
+// or no answer), the first answer stands, since it is what the server said
+// to the scheme it reads, with one exception: a 401 or 403 to the first
+// followed by a 400 to the second means the server read the second and
+// refused the content. Any other answer to the second knock (a 2xx, a 5xx,
+// a 410) is the server's word on the delivery and stands.
 func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
 	first := d.firstScheme(key)
@@ -966,8 +968,12 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
 		return status2, retryAfter2, second, err
-	case err == nil && ok2xx(status2):
-		d.rememberScheme(ctx, host, second)
+	case err == nil && !signatureRefusal(status2):
+		// Delivered, or an answer about the delivery itself (a 503, a
+		// 410) from a server that read the second scheme.
+		if ok2xx(status2) {
+			d.rememberScheme(ctx, host, second)
+		}
 		return status2, retryAfter2, second, nil
 	case err == nil && status2 == http.StatusBadRequest && status != http.StatusBadRequest:
 		return status2, retryAfter2, second, nil

@@ -83,9 +83,11 @@
 // draft-cavage first (RFC 9421 for an Ed25519 key: Fedify's cavage verifier
 // is RSA-only and answers 500), and a 400, 401 or 403 (PeerTube's answer to
 // RFC 9421) makes it knock once with the other scheme; the scheme accepted
-// is remembered per host. When both knocks are refused, the first answer
-// stands for the status, the retry and the breaker, unless a 401 or 403 to
-// the first is followed by a 400 to the second: the server read the second.
+// is remembered per host. When both knocks are refused (400, 401 or 403),
+// the first answer stands for the status, the retry and the breaker, unless
+// a 401 or 403 to the first is followed by a 400 to the second: the server
+// read the second. Any other answer to the second knock (a 5xx, a 410)
+// stands: it is the server's word on the delivery.
 //
 // # Backends
 //

@@ -248,3 +248,26 @@ func TestGoToSocialContentRefusalAfterRFC9421Knock(t *testing.T) {
 		t.Fatalf("failures %+v, want the 400", f)
 	}
 }
+
+// An answer to the second knock that is no signature refusal is the
+// server's word on the delivery: a 503 from a cavage-only server that
+// refused RFC 9421 with 401 is retried, not the 401 refused for good.
+func TestSecondKnock503Stands(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *deliver.Config) { c.FirstScheme = sig.SchemeRFC9421 })
+	ib := newInbox(t, b.clock, func(r *http.Request, _ int) (int, http.Header) {
+		if r.Header.Get("Signature-Input") != "" {
+			return 401, nil
+		}
+		return 503, nil
+	})
+	b.send(t, "1", ib.URL("/inbox"))
+	b.runDue(t)
+	atts := b.rec.Attempts()
+	if len(atts) != 1 || atts[0].StatusCode != 503 || atts[0].Scheme != sig.SchemeCavage {
+		t.Fatalf("attempts %+v, want the 503 under cavage", atts)
+	}
+	if f := b.rec.Failures(); len(f) != 0 {
+		t.Fatalf("refused for good: %+v", f)
+	}
+}

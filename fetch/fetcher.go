@@ -220,9 +220,10 @@ func refused(code int) bool {
 // A host with none remembered gets the first scheme (FirstScheme, or the
 // key's: see firstScheme) and, on a refusal, one knock with the other,
 // through the same guarded client; whichever is accepted is remembered.
-// When both are refused, the first answer stands, since it is what the
-// server said to the scheme it reads, unless it was a 401 or 403 and the
-// second a 400: the server read the second scheme and refused the request.
+// When both are refused (400, 401 or 403), the first answer stands, since
+// it is what the server said to the scheme it reads, unless it was a 401 or
+// 403 and the second a 400: the server read the second scheme and refused
+// the request. Any other answer to the second (a 404, a 5xx) stands.
 func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Response, error) {
 	host := strings.ToLower(req.URL.Host)
 	first, known, err := f.cfg.Schemes.Scheme(ctx, host)
@@ -258,8 +259,12 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 		}
 		return resp, nil
 	}
-	if second.StatusCode < 400 {
-		f.remember(ctx, host, other(first))
+	if !refused(second.StatusCode) {
+		// Fetched, or an answer about the document (404, 410, 5xx) from a
+		// server that read the second scheme.
+		if second.StatusCode < 400 {
+			f.remember(ctx, host, other(first))
+		}
 		return second, nil
 	}
 	if second.StatusCode == http.StatusBadRequest && resp.StatusCode != http.StatusBadRequest {

@@ -157,3 +157,18 @@ func TestSignedFetchBothRefusedFirstAnswerStands(t *testing.T) {
 		t.Fatalf("seen %s, err %v; want [cavage rfc9421] and the first answer, 401", seen, err)
 	}
 }
+
+// A 404 to the second knock is the server's word on the document.
+func TestSignedFetchSecondKnock404Stands(t *testing.T) {
+	t.Parallel()
+	answer := func(scheme, _ string) int {
+		if scheme == "cavage" {
+			return http.StatusUnauthorized
+		}
+		return http.StatusNotFound
+	}
+	seen, err := peerFetch(t, &fetch.Config{FirstScheme: sig.SchemeCavage}, answer, 1)
+	if !errors.Is(err, fetch.ErrNotFound) || seen != "[cavage rfc9421]" {
+		t.Fatalf("seen %s, err %v; want [cavage rfc9421] and not found", seen, err)
+	}
+}
