@@ -118,3 +118,54 @@ func attemptBounded(t *testing.T, cfg *deliver.Config) {
 		t.Fatalf("%d failed attempts, want 1", failed.Load())
 	}
 }
+
+// Servers that never answer do not slow the ones that do: with the default
+// Config, 40 tarpit hosts holding 80 requests open leave the healthy host's
+// deliveries to go through (with the old 16 places in flight, the tarpits
+// took them all).
+func TestTarpitsDoNotStallHealthyHosts(t *testing.T) {
+	t.Parallel()
+	sim, err := fedsim.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	var inboxes []string
+	for h := range 40 {
+		host := fmt.Sprintf("tarpit%d.example", h)
+		sim.SetHost(host, fedsim.Tarpit())
+		for i := range 2 {
+			inboxes = append(inboxes, sim.URL(host, fmt.Sprintf("/u%d/inbox", i)))
+		}
+	}
+	const healthy = 50
+	for i := range healthy {
+		inboxes = append(inboxes, sim.URL("ok.example", fmt.Sprintf("/u%d/inbox", i)))
+	}
+	all := make(chan struct{})
+	var delivered atomic.Int64
+	cfg := &deliver.Config{ShutdownGrace: 10 * time.Millisecond, OnSettled: func(_ context.Context, s deliver.Settlement) {
+		if s.Result == deliver.ResultDelivered && delivered.Add(1) == healthy {
+			close(all)
+		}
+	}}
+	// The client would wait an hour: only the Deliverer's design keeps the
+	// healthy host moving.
+	d, err := deliver.New(&deliver.MemoryQueue{}, &keys{}, simClient(t, sim, time.Hour), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(context.Background(), testKeyID, activity("1"), inboxes); err != nil {
+		t.Fatal(err)
+	}
+	stop := startRun(t, d)
+	defer stop()
+	select {
+	case <-all:
+	case <-time.After(time.Minute): // a bound on a stall, not a timing assertion
+		t.Fatalf("%d of %d healthy deliveries while tarpits hold requests open", delivered.Load(), healthy)
+	}
+	if st := sim.Stats("ok.example"); st.Answered[202] != healthy {
+		t.Fatalf("healthy host answered %v", st.Answered)
+	}
+}
