@@ -510,6 +510,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer cancelWork()
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	waiters := make(chan struct{}, waitersPerSlot*d.cfg.Concurrency)
+	gate := newCPUGate(signBacklogPerCore * runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	if n, ok := d.queue.(Notifier); ok {
 		notified := make(chan struct{})
@@ -537,8 +538,18 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
+		// Claim only while the signers' line is short: deliveries waiting
+		// on the network, not on the CPU, are what Concurrency is for.
+		for gate.free() <= 0 {
+			select {
+			case <-gate.room:
+			case <-ctx.Done():
+				<-slots
+				break loop
+			}
+		}
 		free := 1
-		for free < d.cfg.Concurrency {
+		for free < d.cfg.Concurrency && free < gate.free() {
 			select {
 			case slots <- struct{}{}:
 				free++
@@ -554,9 +565,10 @@ loop:
 		for range free - len(jobs) {
 			<-slots
 		}
+		gate.enter(len(jobs))
 		for _, j := range jobs {
 			wg.Go(func() {
-				rs := &runSlot{slots: slots, waiters: waiters, held: true}
+				rs := &runSlot{slots: slots, waiters: waiters, held: true, gate: gate, ahead: true}
 				defer rs.done()
 				d.handle(work, ctx, j, rs)
 			})
@@ -625,6 +637,27 @@ const waitersPerSlot = 4
 type runSlot struct {
 	slots, waiters chan struct{}
 	held           bool
+	// gate counts the delivery while it is ahead of its signature and not
+	// waiting for its host (ahead).
+	gate  *cpuGate
+	ahead bool
+}
+
+// waiting takes the delivery out of the signers' line while it waits for
+// its host, or for good once it is signed or done; nil-safe.
+func (r *runSlot) waiting() {
+	if r != nil && r.ahead {
+		r.ahead = false
+		r.gate.leave()
+	}
+}
+
+// back puts a delivery that waited for its host back in the line.
+func (r *runSlot) back() {
+	if r != nil && !r.ahead {
+		r.ahead = true
+		r.gate.enter(1)
+	}
 }
 
 // park gives the slot back if a waiting place is free.
@@ -652,6 +685,7 @@ func (r *runSlot) unpark(stop context.Context) error {
 }
 
 func (r *runSlot) done() {
+	r.waiting()
 	if r.held {
 		<-r.slots
 	}
@@ -662,6 +696,8 @@ func (d *Deliverer) acquireHost(stop context.Context, host string, rs *runSlot) 
 	if release, ok := d.limiter.TryAcquire(host); ok {
 		return release, nil
 	}
+	rs.waiting()
+	defer rs.back()
 	if rs == nil || !rs.park() {
 		return d.limiter.Acquire(stop, host)
 	}
@@ -750,7 +786,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 
 	start := d.cfg.Now()
 	attemptCtx, cancelAttempt := context.WithTimeout(work, d.cfg.AttemptTimeout)
-	status, retryAfter, scheme, sendErr := d.send(attemptCtx, j, host, key)
+	status, retryAfter, scheme, sendErr := d.send(attemptCtx, j, host, key, rs)
 	cancelAttempt()
 	if sendErr != nil && work.Err() != nil {
 		// Cut off by shutdown (Run's grace period ended, or RunDue's
@@ -932,7 +968,7 @@ var errSign = errors.New("deliver: signing failed")
 // followed by a 400 to the second means the server read the second and
 // refused the content. Any other answer to the second knock (a 2xx, a 5xx,
 // a 410) is the server's word on the delivery and stands.
-func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
+func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer, rs *runSlot) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
 	first := d.firstScheme(key)
 	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
@@ -949,7 +985,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
-	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader)
+	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader, rs)
 	if err != nil {
 		return status, retryAfter, first, err
 	}
@@ -963,7 +999,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		return status, retryAfter, first, nil
 	}
 	second := otherScheme(first)
-	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader)
+	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader, rs)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
@@ -1009,7 +1045,9 @@ func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Schem
 	}
 }
 
-func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme sig.Scheme, syncHeader string) (int, time.Duration, error) {
+// post sends one signed request; once signed, rs's delivery waits on the
+// network and leaves the signers' line.
+func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme sig.Scheme, syncHeader string, rs *runSlot) (int, time.Duration, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
@@ -1025,6 +1063,7 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 		d.signing <- struct{}{}
 		err := signer.Sign(r, scheme)
 		<-d.signing
+		rs.waiting()
 		if err != nil {
 			signErr = errors.Join(errSign, err)
 			return signErr

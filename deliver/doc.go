@@ -44,7 +44,10 @@
 // servers that are down never slow the ones that are up:
 //
 //   - Signing is bounded by the cores (GOMAXPROCS signatures at once):
-//     more signers than cores only add preemption.
+//     more signers than cores only add preemption. Run claims only while
+//     fewer than 8 deliveries per core are on their way to their
+//     signature, so when inboxes answer at once it keeps a short line at
+//     the signers instead of thousands of goroutines.
 //   - Waiting is bounded by Config.Concurrency (ConcurrencyDefault, 2048
 //     deliveries in flight) and by the per-host limit (Config.PerHost, 2,
 //     or a HostLimiter shared by several Deliverers). Concurrency is a
