@@ -15,3 +15,18 @@ import (
 func BenchmarkFanout(b *testing.B) {
 	delivertest.BenchmarkFanout(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, nil)
 }
+
+// BenchmarkFanoutField sends one activity, signed with RSA-2048, through a
+// MemoryQueue over a simulated fediverse (internal/fedsim), in each of
+// delivertest.FieldScenarios: 10,000 inboxes on 500 hosts at 100 ms, all
+// healthy or with 5% tarpits, 2% slow (3 s) and 1% flaky hosts; all
+// healthy at 300 ms; 100,000 inboxes on 5,000 hosts at 300 ms with the sick
+// shares. field_ratio is the ideal time over the measured one for the
+// healthy hosts' deliveries (delivertest.BenchmarkFanoutField).
+func BenchmarkFanoutField(b *testing.B) {
+	for _, sc := range delivertest.FieldScenarios() {
+		b.Run(sc.Name, func(b *testing.B) {
+			delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+		})
+	}
+}

@@ -15,7 +15,8 @@ const (
 )
 
 // BreakerConfig configures the circuit breaker. Config.Breaker being nil
-// turns the breaker off.
+// means the zero BreakerConfig, the defaults; Config.DisableBreaker turns
+// the breaker off.
 type BreakerConfig struct {
 	// Threshold is how many failures in a row open the breaker. Defaults to
 	// BreakerThresholdDefault.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,10 +24,18 @@ import (
 
 // Deliverer defaults.
 const (
-	// ConcurrencyDefault is how many deliveries Run works at once.
-	ConcurrencyDefault = 16
+	// ConcurrencyDefault is how many deliveries Run has in flight at once.
+	// Nearly all of them wait on a remote, which costs no CPU: on the
+	// fediverse an inbox answers after 50-500 ms, and a few percent of
+	// servers hold a request until it times out, so reaching the sign bound
+	// of two cores (2,600 RSA signatures a second) at 300 ms takes some 800
+	// healthy requests in flight besides those the sick hosts hold.
+	ConcurrencyDefault = 2048
 	// LeaseDefault is how long a claim reserves a delivery.
 	LeaseDefault = 5 * time.Minute
+	// AttemptTimeoutDefault bounds one attempt, both knocks and signing
+	// included: two of the client's default 30 s requests.
+	AttemptTimeoutDefault = 60 * time.Second
 	// PollIntervalDefault is how often an idle Run looks for due work.
 	PollIntervalDefault = time.Second
 	// ShutdownGraceDefault bounds how long Run lets deliveries in flight
@@ -73,21 +82,36 @@ type Config struct {
 	// SenderKeys.Gone says the sender is gone for good (Mastodon: 401).
 	// Defaults to none.
 	PermanentIfSenderGone []int
-	// Breaker configures the circuit breaker; nil turns it off. Defaults to
-	// nil in a Config you build; DefaultConfig sets it.
+	// Breaker configures the circuit breaker. Defaults to the zero
+	// BreakerConfig (BreakerThresholdDefault failures in a row hold a host
+	// for BreakerCoolOffDefault), also when nil, so a Config built by hand
+	// keeps the breaker; DisableBreaker turns it off.
 	Breaker *BreakerConfig
+	// DisableBreaker turns the circuit breaker off: every delivery is sent
+	// however often its host failed. Defaults to false (breaker on).
+	DisableBreaker bool
 	// PerHost is how many deliveries may be in flight to one host; ignored
 	// when HostLimiter is set. Defaults to PerHostDefault.
 	PerHost int
 	// HostLimiter, when set, is the per-host limit shared with other
 	// Deliverers. Defaults to one of this Deliverer's own.
 	HostLimiter *HostLimiter
-	// Concurrency is how many deliveries Run works at once. Defaults to
-	// ConcurrencyDefault.
+	// Concurrency is how many claimed deliveries Run has in flight at once,
+	// nearly all of them waiting on a remote; it bounds memory, not CPU
+	// (signing is bounded by the cores on its own). A delivery waiting for
+	// its host's PerHost slot does not count: it lends its place to a
+	// delivery to another host. Defaults to ConcurrencyDefault.
 	Concurrency int
-	// Lease is how long a claimed delivery is reserved for this process.
-	// Defaults to LeaseDefault.
+	// Lease is how long a claimed delivery is reserved for this process. It
+	// must outlast the longest attempt: a delivery whose lease has less
+	// than AttemptTimeout left when its host is free goes back to the queue
+	// unsent. Defaults to LeaseDefault.
 	Lease time.Duration
+	// AttemptTimeout bounds one attempt, both knocks included, so that no
+	// request outlives its lease; it is at most half the Lease. A timeout
+	// is a failure of the host (a tarpit's count towards its breaker).
+	// Defaults to AttemptTimeoutDefault.
+	AttemptTimeout time.Duration
 	// PollInterval is how often Run looks for due deliveries when idle.
 	// Defaults to PollIntervalDefault.
 	PollInterval time.Duration
@@ -95,7 +119,9 @@ type Config struct {
 	// its context ends. Defaults to ShutdownGraceDefault.
 	ShutdownGrace time.Duration
 	// FirstScheme is the signature scheme tried first for a host with none
-	// remembered. Defaults to sig.SchemeCavage.
+	// remembered. Defaults to the key's: sig.SchemeRFC9421 for an Ed25519
+	// key (Fedify's draft-cavage verifier is RSA-only and answers an
+	// Ed25519 cavage signature with 500), sig.SchemeCavage for the rest.
 	FirstScheme sig.Scheme
 	// Schemes remembers per host which scheme worked. Defaults to a
 	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
@@ -130,8 +156,9 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns the defaults with the circuit breaker on
-// (BreakerThresholdDefault failures, BreakerCoolOffDefault, per host).
+// DefaultConfig returns the defaults, as a nil or zero Config means them,
+// with Breaker set so that its fields can be edited in place
+// (cfg.Breaker.Store = ...).
 func DefaultConfig() *Config { return &Config{Breaker: &BreakerConfig{}} }
 
 // Batch says how a send is to be delivered.
@@ -308,8 +335,13 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if x.Permanent == nil {
 		x.Permanent = DefaultPermanent
 	}
-	if x.Breaker != nil {
-		b := *x.Breaker
+	if x.DisableBreaker {
+		x.Breaker = nil
+	} else {
+		var b BreakerConfig
+		if x.Breaker != nil {
+			b = *x.Breaker
+		}
 		if b.Threshold <= 0 {
 			b.Threshold = BreakerThresholdDefault
 		}
@@ -331,6 +363,10 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if x.Lease <= 0 {
 		x.Lease = LeaseDefault
 	}
+	if x.AttemptTimeout <= 0 {
+		x.AttemptTimeout = AttemptTimeoutDefault
+	}
+	x.AttemptTimeout = min(x.AttemptTimeout, x.Lease/2)
 	if x.PollInterval <= 0 {
 		x.PollInterval = PollIntervalDefault
 	}
@@ -338,9 +374,7 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 		x.ShutdownGrace = ShutdownGraceDefault
 	}
 	switch x.FirstScheme {
-	case 0:
-		x.FirstScheme = sig.SchemeCavage
-	case sig.SchemeCavage, sig.SchemeRFC9421:
+	case 0, sig.SchemeCavage, sig.SchemeRFC9421:
 	default:
 		return nil, invalid("unknown FirstScheme %d", x.FirstScheme)
 	}
@@ -676,9 +710,10 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
-	if !d.cfg.Now().Before(j.LeaseUntil) {
-		// Waited out its lease for a slot: another process may own it now,
-		// so do not send; give it back if it is still ours.
+	if j.LeaseUntil.Sub(d.cfg.Now()) < d.cfg.AttemptTimeout {
+		// Waited for a slot until its lease could lapse mid-request, when
+		// another process may claim and send it too: do not send; give it
+		// back while it is still ours.
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
@@ -714,7 +749,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	}
 
 	start := d.cfg.Now()
-	status, retryAfter, scheme, sendErr := d.send(work, j, host, key)
+	attemptCtx, cancelAttempt := context.WithTimeout(work, d.cfg.AttemptTimeout)
+	status, retryAfter, scheme, sendErr := d.send(attemptCtx, j, host, key)
+	cancelAttempt()
 	if sendErr != nil && work.Err() != nil {
 		// Cut off by shutdown (Run's grace period ended, or RunDue's
 		// caller cancelled): not the remote's failure, so no attempt and
@@ -809,7 +846,11 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 	att.Err = derr
 	d.attempt(ctx, j, host, number, att)
 	if permanent {
-		d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
+		if derr.Err != nil {
+			d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
+		} else {
+			d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode)
+		}
 		if d.cfg.OnFailure != nil {
 			d.cfg.OnFailure(ctx, Failure{Inbox: j.Inbox, Host: host, ActivityID: e.ActivityID, ActorID: e.ActorID,
 				Tag: e.Tag, StatusCode: derr.StatusCode, Err: derr})
@@ -876,12 +917,24 @@ func (d *Deliverer) finish(ctx context.Context, j *Job, o Outcome) {
 
 var errSign = errors.New("deliver: signing failed")
 
-// send posts j's activity, signed afresh under the host's remembered scheme,
-// and once more under the other scheme if the first is refused with 400 or
-// 401. It returns the final status, its Retry-After, and the scheme used.
+// send posts j's activity, signed afresh, and returns the answer that
+// stands: its status, its Retry-After, and the scheme it was signed with.
+//
+// A host with a scheme remembered as accepted gets that scheme and nothing
+// else: a refusal then is about the activity, not the signature
+// (GoToSocial answers 400 to a correctly signed Like of a status it does
+// not have). A host with none remembered gets the first scheme (the
+// configured one, or the key's: see firstScheme), and on a refusal (400,
+// 401 or 403) one knock with the other; PeerTube answers 403 to any RFC
+// 9421 signature. When the second knock is refused too (400, 401 or 403,
+// or no answer), the first answer stands, since it is what the server said
+// to the scheme it reads, with one exception: a 401 or 403 to the first
+// followed by a 400 to the second means the server read the second and
+// refused the content. Any other answer to the second knock (a 2xx, a 5xx,
+// a 410) is the server's word on the delivery and stands.
 func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
-	first := d.cfg.FirstScheme
+	first := d.firstScheme(key)
 	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
 	if err != nil {
 		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
@@ -896,22 +949,63 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
-	scheme := first
-	for try := 0; ; try++ {
-		status, retryAfter, err := d.post(ctx, j, signer, scheme, syncHeader)
-		if err != nil {
-			return status, retryAfter, scheme, err
+	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader)
+	if err != nil {
+		return status, retryAfter, first, err
+	}
+	if ok2xx(status) {
+		if !known || first != remembered {
+			d.rememberScheme(ctx, host, first)
 		}
-		if (status == http.StatusBadRequest || status == http.StatusUnauthorized) && try == 0 {
-			scheme = otherScheme(scheme)
-			continue
+		return status, retryAfter, first, nil
+	}
+	if known || !signatureRefusal(status) {
+		return status, retryAfter, first, nil
+	}
+	second := otherScheme(first)
+	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Cut off: the caller returns the delivery to the queue.
+		return status2, retryAfter2, second, err
+	case err == nil && !signatureRefusal(status2):
+		// Delivered, or an answer about the delivery itself (a 503, a
+		// 410) from a server that read the second scheme.
+		if ok2xx(status2) {
+			d.rememberScheme(ctx, host, second)
 		}
-		if status >= 200 && status < 300 && (!known || scheme != remembered) {
-			if err := d.cfg.Schemes.SetScheme(ctx, host, scheme); err != nil {
-				d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
-			}
-		}
-		return status, retryAfter, scheme, nil
+		return status2, retryAfter2, second, nil
+	case err == nil && status2 == http.StatusBadRequest && status != http.StatusBadRequest:
+		return status2, retryAfter2, second, nil
+	}
+	return status, retryAfter, first, nil
+}
+
+func ok2xx(status int) bool { return status >= 200 && status < 300 }
+
+// signatureRefusal reports the statuses servers answer a signature they do
+// not read: 401 (Mastodon), 400 (some), 403 (PeerTube, to RFC 9421).
+func signatureRefusal(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// firstScheme is the scheme for a host with none remembered: FirstScheme
+// when set, else RFC 9421 for an Ed25519 key, whose draft-cavage
+// signature Fedify's RSA-only verifier answers with 500, and draft-cavage
+// for the rest, which every server reads.
+func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
+	if d.cfg.FirstScheme != 0 {
+		return d.cfg.FirstScheme
+	}
+	if _, ok := key.Public().(ed25519.PublicKey); ok {
+		return sig.SchemeRFC9421
+	}
+	return sig.SchemeCavage
+}
+
+func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
+	if err := d.cfg.Schemes.SetScheme(ctx, host, s); err != nil {
+		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
 	}
 }
 

@@ -36,8 +36,8 @@ func TestDeliveredSignedAndSettled(t *testing.T) {
 		if r.VerifyErr != nil {
 			t.Errorf("signature did not verify: %v", r.VerifyErr)
 		}
-		if r.Scheme != sig.SchemeCavage {
-			t.Errorf("signed with %v, want cavage first", r.Scheme)
+		if r.Scheme != sig.SchemeRFC9421 {
+			t.Errorf("signed with %v, want RFC 9421 first for an Ed25519 key", r.Scheme)
 		}
 		if r.Body != string(activity("1")) {
 			t.Errorf("body %q", r.Body)
@@ -652,9 +652,9 @@ func TestBreakerPerInboxAndOff(t *testing.T) {
 			t.Fatalf("per-inbox breaker held another inbox on the host: %+v", got)
 		}
 	})
-	t.Run("NilBreakerOff", func(t *testing.T) {
+	t.Run("DisableBreakerOff", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, func(c *deliver.Config) { c.Breaker = nil; c.Concurrency = 1 })
+		b := setup(t, func(c *deliver.Config) { c.DisableBreaker = true; c.Concurrency = 1 })
 		ib := newInbox(t, b.clock, status(503))
 		for i := range 15 {
 			b.send(t, strconv.Itoa(i), ib.URL(fmt.Sprintf("/%d", i)))
@@ -714,7 +714,7 @@ func TestPerHostConcurrency(t *testing.T) {
 
 func TestSchemeFallbackAndMemory(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *deliver.Config) { c.Concurrency = 1 })
+	b := setup(t, func(c *deliver.Config) { c.Concurrency, c.FirstScheme = 1, sig.SchemeCavage })
 	// This inbox verifies only RFC 9421, refusing cavage with 401.
 	ib := newInbox(t, b.clock, func(r *http.Request, _ int) (int, http.Header) {
 		if r.Header.Get("Signature-Input") == "" {

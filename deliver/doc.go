@@ -38,12 +38,61 @@
 // in flight get ShutdownGrace (30 s) to finish; one cut off then goes back
 // to the queue with no attempt counted, and the rest stay queued.
 //
-// A host that keeps failing opens its breaker: after 10 failures in a row
-// its deliveries are held for a minute (each hold counts as an attempt),
-// then one probe at a time goes through. At most 2 deliveries per host are in
-// flight (Config.PerHost, or a HostLimiter shared by several Deliverers).
-// Each request is signed with draft-cavage first; a 400 or 401 makes it try
-// RFC 9421 at once, and the scheme that worked is remembered per host.
+// # How Run spends its resources
+//
+// A delivery costs one signature of CPU (an RSA-2048 signature is most of
+// it: everything else a delivery does costs a fraction of one) and
+// then waits on the remote, 50-500 ms for a healthy inbox and up to the
+// client's timeouts for a sick one. The two are bounded apart, so that
+// servers that are down never slow the ones that are up:
+//
+//   - Signing is bounded by the cores (GOMAXPROCS signatures at once):
+//     more signers than cores only add preemption.
+//   - Waiting is bounded by Config.Concurrency (ConcurrencyDefault, 2048
+//     deliveries in flight) and by the per-host limit (Config.PerHost, 2,
+//     or a HostLimiter shared by several Deliverers). Concurrency is a
+//     memory bound, not a CPU one: at 300 ms two cores' sign rate needs
+//     some 800 requests in flight, and a few percent of tarpits and slow
+//     servers hold their own share meanwhile.
+//   - A claimed delivery whose host is at its limit parks: it gives its
+//     Concurrency place back, so Run claims deliveries to other hosts
+//     meanwhile, and it takes a place again once its host has a free slot
+//     (up to 4 parked per place; past that it waits holding its place).
+//     A host at its limit therefore never holds up the others.
+//   - A host that keeps failing opens its breaker: after 10 failures in a
+//     row (Config.Breaker; a timeout, such as a tarpit's, is a failure)
+//     its deliveries are held for a minute, each hold counting as an
+//     attempt, then one probe at a time goes through. A tarpit thus costs
+//     ten timeouts, not one per delivery.
+//   - Each attempt, both knocks included, is cut at
+//     Config.AttemptTimeout (60 s, at most half the Lease), and a delivery
+//     that waited so long for its host that its lease has less than that
+//     left goes back to the queue unsent: a request never outlives its
+//     lease, so a shared queue (pgqueue) never hands a delivery in flight
+//     to another process.
+//
+// The remaining knobs: Lease (5 min) is how long a claim is reserved;
+// PollInterval (1 s) is how often an idle Run looks for due work (a
+// Notifier queue wakes it sooner); ShutdownGrace (30 s) bounds the wait for
+// deliveries in flight when Run's context ends. An application should not
+// need to tune any of them; BenchmarkFanoutField measures the defaults on a
+// simulated fediverse of healthy, slow, flaky and tarpit hosts.
+//
+// # Signature schemes
+//
+// Each request is signed afresh. A host whose scheme is remembered gets that
+// scheme only: its refusal is about the activity (GoToSocial answers 400 to a
+// correctly signed Like of a status it does not have). A host with none gets
+// draft-cavage first (RFC 9421 for an Ed25519 key: Fedify's cavage verifier
+// is RSA-only and answers 500), and a 400, 401 or 403 (PeerTube's answer to
+// RFC 9421) makes it knock once with the other scheme; the scheme accepted
+// is remembered per host. When both knocks are refused (400, 401 or 403),
+// the first answer stands for the status, the retry and the breaker, unless
+// a 401 or 403 to the first is followed by a 400 to the second: the server
+// read the second. Any other answer to the second knock (a 5xx, a 410)
+// stands: it is the server's word on the delivery.
+//
+// # Backends
 //
 // Queue and BreakerStore are the interfaces durable backends implement (a
 // Postgres queue, a Redis breaker store); MemoryQueue and MemoryBreakerStore

@@ -46,6 +46,26 @@ func (k Kind) String() string {
 	}
 }
 
+// failure says what became of a delivery of kind k, as an error reads.
+func (k Kind) failure() string {
+	switch k {
+	case KindRetryable:
+		return "failed"
+	case KindPermanent:
+		return "refused for good"
+	case KindHeld:
+		return "held by the circuit breaker"
+	case KindSkipped:
+		return "skipped"
+	case KindDeadline:
+		return "given up: batch deadline passed"
+	case KindExhausted:
+		return "given up: attempts exhausted"
+	default:
+		return "failed"
+	}
+}
+
 // Sentinels matching a *DeliveryError of the same Kind with errors.Is.
 var (
 	ErrRetryable = errors.New("deliver: retryable failure")
@@ -86,7 +106,7 @@ type DeliveryError struct {
 // Error describes the failure. The inbox's response body is never part of
 // it: a remote server controls that.
 func (e *DeliveryError) Error() string {
-	s := "deliver: " + e.Kind.String() + " delivery to " + strconv.Quote(e.Inbox)
+	s := "deliver: delivery to " + strconv.Quote(e.Inbox) + " " + e.Kind.failure()
 	if e.StatusCode != 0 {
 		s += ": status " + strconv.Itoa(e.StatusCode)
 	}

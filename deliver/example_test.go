@@ -276,7 +276,7 @@ func ExampleMemoryBreakerStore() {
 func ExampleDefaultConfig() {
 	cfg := deliver.DefaultConfig()
 	fmt.Println(cfg.Breaker != nil)
-	cfg.Breaker = nil // no breaker
+	cfg.DisableBreaker = true // no breaker (a nil Breaker means the defaults)
 	// Output: true
 }
 

@@ -14,15 +14,18 @@ var _ Queue = (*MemoryQueue)(nil)
 // keeps each tag's counts for its own life, so give batches tags from a
 // bounded set (untagged sends share one). The zero value is ready to use.
 type MemoryQueue struct {
-	mu      sync.Mutex
-	nextID  int64
-	token   int64
-	jobs    map[int64]*memJob
-	lanes   [3]jobHeap // indexed by Lane+1
-	leased  map[int64]*memJob
-	chains  map[chainKey][]int64
-	batches map[string]*BatchStatus
-	depth   [3]int // jobs not finished, indexed as lanes
+	mu     sync.Mutex
+	nextID int64
+	token  int64
+	jobs   map[int64]*memJob
+	lanes  [3]jobHeap // indexed by Lane+1
+	leased map[int64]*memJob
+	// leaseScanAt is at or before every lease in leased: no claim before it
+	// finds one lapsed.
+	leaseScanAt time.Time
+	chains      map[chainKey][]int64
+	batches     map[string]*BatchStatus
+	depth       [3]int // jobs not finished, indexed as lanes
 }
 
 type chainKey struct{ key, inbox string }
@@ -103,11 +106,20 @@ func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.init()
-	for id, j := range q.leased {
-		if !j.leaseUntil.After(opts.Now) {
-			delete(q.leased, id)
-			j.leased = false
-			heap.Push(&q.lanes[laneIndex(j.env.Lane)], j)
+	// No lease lapses before the earliest of them: scanning every lease on
+	// every claim would cost a fan-out with thousands in flight dearly.
+	if len(q.leased) > 0 && !opts.Now.Before(q.leaseScanAt) {
+		q.leaseScanAt = time.Time{}
+		for id, j := range q.leased {
+			if !j.leaseUntil.After(opts.Now) {
+				delete(q.leased, id)
+				j.leased = false
+				heap.Push(&q.lanes[laneIndex(j.env.Lane)], j)
+				continue
+			}
+			if q.leaseScanAt.IsZero() || j.leaseUntil.Before(q.leaseScanAt) {
+				q.leaseScanAt = j.leaseUntil
+			}
 		}
 	}
 	var out []*Job
@@ -119,6 +131,9 @@ func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error)
 			j.token = q.token
 			j.leased = true
 			j.leaseUntil = opts.Now.Add(opts.Lease)
+			if len(q.leased) == 0 || j.leaseUntil.Before(q.leaseScanAt) {
+				q.leaseScanAt = j.leaseUntil
+			}
 			q.leased[j.id] = j
 			out = append(out, &Job{ID: j.id, Token: j.token, LeaseUntil: j.leaseUntil,
 				Inbox: j.inbox, Attempts: j.attempts, Envelope: j.env})

@@ -3,8 +3,11 @@
 //
 // A Fetcher goes through the guarded client (package client) and, given a
 // Config.Signer, signs its GETs for servers that require authorized fetch:
-// with the scheme remembered for the host, else draft-cavage, knocking once
-// more with RFC 9421 on a 400 or 401 and remembering what worked.
+// with the scheme remembered for the host and only that one; else with
+// draft-cavage (RFC 9421 for an Ed25519 key, which Fedify's cavage verifier
+// cannot read), knocking once more with the other scheme on a 400, 401 or
+// 403 and remembering what worked. When both are refused, the first answer
+// stands.
 //
 //	c, _ := client.New(nil)
 //	f, _ := fetch.New(c, &fetch.Config{Signer: signer})

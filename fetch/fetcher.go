@@ -3,6 +3,8 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +47,10 @@ type Config struct {
 	// a nil *sig.Signer, counts as nil).
 	Signer RequestSigner
 	// FirstScheme is the signature scheme tried on a host with no
-	// remembered scheme. Defaults to FirstSchemeDefault (draft-cavage).
+	// remembered scheme. Defaults to the key's, when the Signer tells its
+	// public key (a *sig.Signer does): sig.SchemeRFC9421 for Ed25519
+	// (Fedify's draft-cavage verifier is RSA-only and answers 500), else
+	// FirstSchemeDefault (draft-cavage).
 	FirstScheme sig.Scheme
 	// Schemes remembers per host which scheme worked. A deliver.
 	// MemorySchemeStore fits, so deliveries and fetches can share one.
@@ -90,10 +95,7 @@ func New(c *client.Client, cfg *Config) (*Fetcher, error) {
 		conf = *cfg
 	}
 	conf.Signer = nilSigner(conf.Signer)
-	if conf.FirstScheme == 0 {
-		conf.FirstScheme = FirstSchemeDefault
-	}
-	if conf.FirstScheme != sig.SchemeCavage && conf.FirstScheme != sig.SchemeRFC9421 {
+	if conf.FirstScheme != 0 && conf.FirstScheme != sig.SchemeCavage && conf.FirstScheme != sig.SchemeRFC9421 {
 		return nil, fmt.Errorf("fetch: New: unknown FirstScheme %d", conf.FirstScheme)
 	}
 	if conf.Schemes == nil {
@@ -205,13 +207,23 @@ func (f *Fetcher) do(req *http.Request, sign client.SignFunc) (*http.Response, e
 	return f.c.DoWith(req, &client.DoOpts{Sign: sign, Stream: true})
 }
 
-// refused reports the statuses on which a signed GET is tried once more
-// with the other scheme: what Mastodon answers a signature it cannot check.
-func refused(code int) bool { return code == http.StatusBadRequest || code == http.StatusUnauthorized }
+// refused reports the statuses on which a signed GET to a host with no
+// scheme remembered is tried once more with the other scheme: what servers
+// answer a signature they do not read (Mastodon 401, some 400, PeerTube
+// 403 to RFC 9421).
+func refused(code int) bool {
+	return code == http.StatusBadRequest || code == http.StatusUnauthorized || code == http.StatusForbidden
+}
 
-// doSigned signs with the host's remembered scheme (or FirstScheme), and
-// on a refusal knocks once more with the other one through the same
-// guarded client, remembering whichever worked.
+// doSigned signs with the host's remembered scheme, and then only with it:
+// a refusal of a scheme the host accepted before is about the document.
+// A host with none remembered gets the first scheme (FirstScheme, or the
+// key's: see firstScheme) and, on a refusal, one knock with the other,
+// through the same guarded client; whichever is accepted is remembered.
+// When both are refused (400, 401 or 403), the first answer stands, since
+// it is what the server said to the scheme it reads, unless it was a 401 or
+// 403 and the second a 400: the server read the second scheme and refused
+// the request. Any other answer to the second (a 404, a 5xx) stands.
 func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Response, error) {
 	host := strings.ToLower(req.URL.Host)
 	first, known, err := f.cfg.Schemes.Scheme(ctx, host)
@@ -219,10 +231,10 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 		f.log.Debug("fetch: scheme store", "host", host, "err", err)
 		known = false
 	}
-	if !known {
-		first = f.cfg.FirstScheme
-	}
 	signer := f.cfg.Signer
+	if !known {
+		first = f.firstScheme(signer)
+	}
 	with := func(s sig.Scheme) client.SignFunc {
 		return func(r *http.Request) error { return signer.Sign(r, s) }
 	}
@@ -230,23 +242,54 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 	if err != nil {
 		return nil, err
 	}
-	if !refused(resp.StatusCode) {
+	if known || !refused(resp.StatusCode) {
 		if !known && resp.StatusCode < 400 {
 			f.remember(ctx, host, first)
 		}
 		return resp, nil
 	}
+	// Keep the first answer, without its body, in case it stands.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
 	resp.Body.Close()
-	second := other(first)
-	resp, err = f.do(req, with(second))
+	resp.Body = http.NoBody
+	second, err := f.do(req, with(other(first)))
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return resp, nil
 	}
-	if resp.StatusCode < 400 {
-		f.remember(ctx, host, second)
+	if !refused(second.StatusCode) {
+		// Fetched, or an answer about the document (404, 410, 5xx) from a
+		// server that read the second scheme.
+		if second.StatusCode < 400 {
+			f.remember(ctx, host, other(first))
+		}
+		return second, nil
 	}
+	if second.StatusCode == http.StatusBadRequest && resp.StatusCode != http.StatusBadRequest {
+		return second, nil
+	}
+	_, _ = io.CopyN(io.Discard, second.Body, 4096)
+	second.Body.Close()
 	return resp, nil
+}
+
+// firstScheme is the scheme for a host with none remembered: FirstScheme
+// when set, else RFC 9421 for an Ed25519 key, whose draft-cavage signature
+// Fedify's RSA-only verifier answers with 500, and draft-cavage for the
+// rest, which every server reads. A signer that does not tell its public
+// key gets draft-cavage.
+func (f *Fetcher) firstScheme(s RequestSigner) sig.Scheme {
+	if f.cfg.FirstScheme != 0 {
+		return f.cfg.FirstScheme
+	}
+	if p, ok := s.(interface{ Public() crypto.PublicKey }); ok {
+		if _, ed := p.Public().(ed25519.PublicKey); ed {
+			return sig.SchemeRFC9421
+		}
+	}
+	return sig.SchemeCavage
 }
 
 func (f *Fetcher) remember(ctx context.Context, host string, s sig.Scheme) {

@@ -88,11 +88,13 @@ func TestSignedFetch(t *testing.T) {
 		want    string // schemes seen by the server, in order
 		err     error  // any non-nil: a 401 is expected
 	}{
-		{"cavage accepted first", map[sig.Scheme]bool{sig.SchemeCavage: true}, 0, true, 2, "[cavage cavage]", nil},
-		{"rfc9421-only server: knock twice, then remember", map[sig.Scheme]bool{sig.SchemeRFC9421: true}, 0, true, 3, "[cavage rfc9421 rfc9421 rfc9421]", nil},
+		{"cavage accepted first", map[sig.Scheme]bool{sig.SchemeCavage: true}, sig.SchemeCavage, true, 2, "[cavage cavage]", nil},
+		{"rfc9421-only server: knock twice, then remember", map[sig.Scheme]bool{sig.SchemeRFC9421: true}, sig.SchemeCavage, true, 3, "[cavage rfc9421 rfc9421 rfc9421]", nil},
+		{"ed25519 key: rfc9421 first by default", map[sig.Scheme]bool{sig.SchemeRFC9421: true}, 0, true, 2, "[rfc9421 rfc9421]", nil},
+		{"ed25519 key, cavage-only server: knock, then remember", map[sig.Scheme]bool{sig.SchemeCavage: true}, 0, true, 2, "[rfc9421 cavage cavage]", nil},
 		{"first scheme rfc9421 configured", map[sig.Scheme]bool{sig.SchemeRFC9421: true}, sig.SchemeRFC9421, true, 1, "[rfc9421]", nil},
 		{"cavage-only server with rfc9421 first", map[sig.Scheme]bool{sig.SchemeCavage: true}, sig.SchemeRFC9421, true, 2, "[rfc9421 cavage cavage]", nil},
-		{"neither accepted", map[sig.Scheme]bool{}, 0, true, 1, "[cavage rfc9421]", fetch.ErrTemporary},
+		{"neither accepted", map[sig.Scheme]bool{}, sig.SchemeCavage, true, 1, "[cavage rfc9421]", fetch.ErrTemporary},
 		{"unsigned without a signer", map[sig.Scheme]bool{sig.SchemeCavage: true}, 0, false, 1, "[none]", fetch.ErrTemporary},
 	}
 	for _, tc := range tests {
@@ -149,7 +151,7 @@ func TestSignedFetchReSignsRedirectHops(t *testing.T) {
 		}
 		http.Redirect(w, r, "/note", http.StatusMovedPermanently)
 	})
-	f := newFetcher(t, &fetch.Config{Signer: sg.signer})
+	f := newFetcher(t, &fetch.Config{Signer: sg.signer, FirstScheme: sig.SchemeCavage})
 	d, err := f.Lookup(context.Background(), s.url("/old"))
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +206,8 @@ func TestWithSigner(t *testing.T) {
 	if sc, ok, _ := store.Scheme(context.Background(), s.host); !ok || sc != sig.SchemeRFC9421 {
 		t.Fatalf("store has %v, %v", sc, ok)
 	}
-	if fmtList(af.seen()) != "[none cavage rfc9421]" {
+	// An Ed25519 signer knocks with RFC 9421 first.
+	if fmtList(af.seen()) != "[none rfc9421]" {
 		t.Fatalf("seen %v", af.seen())
 	}
 }

@@ -30,5 +30,9 @@
 // BenchmarkFanout is the fan-out benchmark every Queue backend runs (one
 // activity to 10,000 inboxes on 100 loopback hosts, RSA-2048, against a
 // same-run rsa.SignPKCS1v15 baseline), with the metrics BENCHMARKS.md quotes;
-// PeakHeap samples the heap for its peak_heap_MiB.
+// PeakHeap samples the heap for its peak_heap_MiB. BenchmarkFanoutField is
+// the same fan-out over a simulated fediverse (internal/fedsim: hosts that
+// answer after 100-300 ms, tarpits, slow and flaky hosts), in each of
+// FieldScenarios, reporting field_ratio: how close the healthy hosts'
+// deliveries come to the ideal of the sign rate and the per-host limit.
 package delivertest

@@ -68,3 +68,29 @@ func ExampleWorkLikeRun() {
 	fmt.Println(n, err)
 	// Output: 2 <nil>
 }
+
+// A backend's benchmark file runs every field scenario on its queue: the
+// same fan-out over a simulated fediverse of healthy, slow, flaky and tarpit
+// hosts, with field_ratio against the sign rate measured in the same run.
+func ExampleBenchmarkFanoutField() {
+	_ = func(b *testing.B) {
+		for _, sc := range delivertest.FieldScenarios() {
+			b.Run(sc.Name, func(b *testing.B) {
+				delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+			})
+		}
+	}
+}
+
+// FieldScenarios are the issue's shapes: 10,000 inboxes on 500 hosts, and
+// 100,000 on 5,000.
+func ExampleFieldScenarios() {
+	for _, sc := range delivertest.FieldScenarios() {
+		fmt.Println(sc.Name, sc.Inboxes, sc.Hosts, sc.Latency, sc.TarpitShare)
+	}
+	// Output:
+	// healthy-100ms 10000 500 100ms 0
+	// sick-100ms 10000 500 100ms 0.05
+	// healthy-300ms 10000 500 300ms 0
+	// sick-300ms-100k 100000 5000 300ms 0.05
+}

@@ -110,3 +110,14 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MiB")
 	b.ReportMetric(float64(peak)/float64(input), "heap_over_input")
 }
+
+// BenchmarkFanoutField is deliver's BenchmarkFanoutField on pgqueue: one
+// activity over a simulated fediverse in each of
+// delivertest.FieldScenarios, with the same metrics.
+func BenchmarkFanoutField(b *testing.B) {
+	for _, sc := range delivertest.FieldScenarios() {
+		b.Run(sc.Name, func(b *testing.B) {
+			delivertest.BenchmarkFanoutField(b, func(b *testing.B) deliver.Queue { return newQueue(b, nil) }, sc, nil)
+		})
+	}
+}
