@@ -126,6 +126,10 @@ type Config struct {
 	// Schemes remembers per host which scheme worked. Defaults to a
 	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
 	Schemes SchemeStore
+	// DisableNegotiation ignores Accept-Signature: the second knock is
+	// always the other scheme. Defaults to false (a refusal's
+	// Accept-Signature says how the second knock signs).
+	DisableNegotiation bool
 	// PriorityMaxInboxes, when above zero, puts a send to at most this many
 	// inboxes in the priority lane unless its Batch says low priority.
 	// Defaults to 0 (only Batch.Priority does).
@@ -282,6 +286,9 @@ type Deliverer struct {
 	// signing bounds concurrent signatures to the cores: signing is pure
 	// CPU, and more signers than cores only add preemption.
 	signing chan struct{}
+	// negotiated keeps the signature each host asked for with
+	// Accept-Signature and then accepted (negotiate.go).
+	negotiated negotiatedShapes
 }
 
 type signerEntry struct {
@@ -949,7 +956,8 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
-	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader)
+	k1 := d.firstKnock(host, signer, first, known)
+	status, retryAfter, accept, err := d.post(ctx, j, k1, syncHeader)
 	if err != nil {
 		return status, retryAfter, first, err
 	}
@@ -959,11 +967,15 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		}
 		return status, retryAfter, first, nil
 	}
-	if known || !signatureRefusal(status) {
+	if !signatureRefusal(status) {
 		return status, retryAfter, first, nil
 	}
-	second := otherScheme(first)
-	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader)
+	k2, ok := d.secondKnock(ctx, j, host, signer, first, known, status, accept)
+	if !ok {
+		return status, retryAfter, first, nil
+	}
+	second := k2.scheme
+	status2, retryAfter2, _, err := d.post(ctx, j, k2, syncHeader)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
@@ -973,6 +985,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		// 410) from a server that read the second scheme.
 		if ok2xx(status2) {
 			d.rememberScheme(ctx, host, second)
+			d.negotiated.remember(host, k2.asked)
 		}
 		return status2, retryAfter2, second, nil
 	case err == nil && status2 == http.StatusBadRequest && status != http.StatusBadRequest:
@@ -1009,11 +1022,13 @@ func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Schem
 	}
 }
 
-func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme sig.Scheme, syncHeader string) (int, time.Duration, error) {
+// post sends one knock and returns its status, its Retry-After and, on a
+// signature refusal, its Accept-Signature.
+func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string) (int, time.Duration, string, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	req.Header.Set("Content-Type", d.cfg.ContentType)
@@ -1023,7 +1038,7 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
 		d.signing <- struct{}{}
-		err := signer.Sign(r, scheme)
+		err := k.sign(r)
 		<-d.signing
 		if err != nil {
 			signErr = errors.Join(errSign, err)
@@ -1032,10 +1047,10 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 		return nil
 	}})
 	if signErr != nil {
-		return 0, 0, signErr
+		return 0, 0, "", signErr
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	// Drain a little so the connection can be reused; the body is never
 	// echoed, since a remote server controls it.
@@ -1047,7 +1062,11 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 			retryAfter = ra
 		}
 	}
-	return resp.StatusCode, retryAfter, nil
+	var accept string
+	if signatureRefusal(resp.StatusCode) {
+		accept = resp.Header.Get(sig.AcceptSignatureHeader)
+	}
+	return resp.StatusCode, retryAfter, accept, nil
 }
 
 func (d *Deliverer) syncHeader(ctx context.Context, e *Envelope, inbox string) string {
