@@ -33,6 +33,9 @@ func TestDependencyDirection(t *testing.T) {
 		// interfaces the inbox owns.
 		{pkg: "sig/inbox", forbidden: drivers, only: []string{"sig"}},
 		{pkg: "fetch/serve", forbidden: drivers},
+		// Scheme-memory backends: sig and one driver.
+		{pkg: "sig/redisschemes", forbidden: []string{drivers[0], drivers[2]}, only: []string{"sig"}},
+		{pkg: "sig/pgschemes", forbidden: drivers[1:], only: []string{"sig"}},
 		// The simulated fediverse serves every queue's tests: stdlib only.
 		{pkg: "internal/fedsim", forbidden: drivers, ownTree: true},
 	}

@@ -126,6 +126,15 @@ type Config struct {
 	// Schemes remembers per host which scheme worked. Defaults to a
 	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
 	Schemes SchemeStore
+	// ReprobeAfter is how long a host remembered as draft-cavage keeps it
+	// before one ordinary delivery tries RFC 9421 again, so that a host
+	// that upgrades (Mastodon 4.5 reads RFC 9421) moves to it. It needs a
+	// Schemes store that keeps dates (a sig.LearnedSchemeStore, as the
+	// default is). Defaults to ReprobeAfterDefault.
+	ReprobeAfter time.Duration
+	// DisableReprobe keeps a host's remembered scheme for good. Defaults
+	// to false (re-probe after ReprobeAfter).
+	DisableReprobe bool
 	// DisableNegotiation ignores Accept-Signature: the second knock is
 	// always the other scheme. Defaults to false (a refusal's
 	// Accept-Signature says how the second knock signs).
@@ -387,6 +396,9 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	}
 	if x.Schemes == nil {
 		x.Schemes = NewMemorySchemeStore(SchemeMemoryMaxDefault)
+	}
+	if x.ReprobeAfter <= 0 {
+		x.ReprobeAfter = ReprobeAfterDefault
 	}
 	if x.ContentType == "" {
 		x.ContentType = ContentTypeDefault
@@ -942,11 +954,14 @@ var errSign = errors.New("deliver: signing failed")
 func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
 	first := d.firstScheme(key)
-	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
-	if err != nil {
-		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
-	} else if known {
+	remembered, known, probe := d.recall(ctx, host)
+	if known {
 		first = remembered
+	}
+	if probe {
+		// Knock as for a host with none remembered: a refusal gets the
+		// draft-cavage knock, and whichever is accepted is remembered.
+		first, known = sig.SchemeRFC9421, false
 	}
 	var syncHeader string
 	if e.SynchronizeCollection && d.cfg.Followers != nil {
@@ -1017,7 +1032,7 @@ func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
 }
 
 func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
-	if err := d.cfg.Schemes.SetScheme(ctx, host, s); err != nil {
+	if err := d.learn(ctx, host, s); err != nil {
 		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
 	}
 }

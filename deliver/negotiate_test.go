@@ -42,7 +42,7 @@ func setupSim(t *testing.T, edit func(*deliver.Config)) *simBundle {
 }
 
 // check is a SignatureCheck with the test key and the bundle's clock.
-func (b *simBundle) check(t *testing.T, c fedsim.SignatureCheck) *fedsim.SignatureCheck {
+func (b *simBundle) check(t *testing.T, c SignatureCheck) *SignatureCheck {
 	t.Helper()
 	v, err := sig.NewVerifier(resolver{pub: testKey.Public()}, &sig.VerifierConfig{Now: b.clock.Now, URLScheme: "http"})
 	if err != nil {
@@ -75,7 +75,7 @@ func TestAcceptSignatureNegotiatedOnFedsim(t *testing.T) {
 	t.Parallel()
 	b := setupSim(t, nil)
 	const host = "strict.example"
-	c := b.check(t, fedsim.SignatureCheck{
+	c := b.check(t, SignatureCheck{
 		Schemes:         []sig.Scheme{sig.SchemeRFC9421},
 		Require:         []string{"content-type", "@path"},
 		RequireNonce:    true,
@@ -104,7 +104,7 @@ func TestAcceptSignatureUnmetFallsBackToOtherScheme(t *testing.T) {
 	t.Parallel()
 	b := setupSim(t, nil)
 	const host = "rsa-only.example"
-	c := b.check(t, fedsim.SignatureCheck{
+	c := b.check(t, SignatureCheck{
 		Schemes:         []sig.Scheme{sig.SchemeCavage},
 		AcceptSignature: `sig1=("@method" "@target-uri" "content-digest");created;alg="rsa-v1_5-sha256"`,
 	})
@@ -120,7 +120,7 @@ func TestDisableNegotiation(t *testing.T) {
 	t.Parallel()
 	b := setupSim(t, func(c *deliver.Config) { c.DisableNegotiation = true })
 	const host = "strict.example"
-	c := b.check(t, fedsim.SignatureCheck{
+	c := b.check(t, SignatureCheck{
 		Schemes:         []sig.Scheme{sig.SchemeRFC9421},
 		Require:         []string{"content-type"},
 		AcceptSignature: `sig1=("@method" "@target-uri" "@authority" "content-type" "content-digest");created`,
@@ -143,10 +143,10 @@ func TestRememberedRFC9421RefusedFallsBackAtOnce(t *testing.T) {
 	store := deliver.NewMemorySchemeStore(0)
 	b := setupSim(t, func(c *deliver.Config) { c.Schemes = store })
 	const host = "mastodon.example"
-	both := b.check(t, fedsim.SignatureCheck{})
+	both := b.check(t, SignatureCheck{})
 	b.sim.SetHost(host, fedsim.Profile{Check: both.Check})
 	b.deliverOne(t, "1", host) // Ed25519: RFC 9421 first, accepted and remembered
-	cavageOnly := b.check(t, fedsim.SignatureCheck{Schemes: []sig.Scheme{sig.SchemeCavage}})
+	cavageOnly := b.check(t, SignatureCheck{Schemes: []sig.Scheme{sig.SchemeCavage}})
 	b.sim.SetHost(host, fedsim.Profile{Check: cavageOnly.Check})
 	b.deliverOne(t, "2", host)
 	b.deliverOne(t, "3", host)

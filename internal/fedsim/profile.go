@@ -33,7 +33,7 @@ type Profile struct {
 	RetryAfter time.Duration
 	// Check, when set, sees each request that is answered, with its body,
 	// before the answer: a non-zero status replaces it, with header's
-	// fields added (SignatureCheck verifies signatures as a peer does).
+	// fields added (deliver's tests verify signatures with it, as peers do).
 	Check func(r *http.Request, body []byte) (status int, header http.Header)
 }
 

@@ -1,4 +1,4 @@
-package fedsim
+package deliver_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 )
 
 // SignatureCheck verifies requests' signatures as a peer's inbox does, for
-// Profile.Check: a host that reads only some schemes, that requires RFC
+// a fedsim.Profile.Check (fedsim itself stays stdlib only): a host that reads only some schemes, that requires RFC
 // 9421 components beyond Mastodon's, and that says what it wants with
 // Accept-Signature on its refusals.
 type SignatureCheck struct {
@@ -31,7 +31,7 @@ type SignatureCheck struct {
 	AcceptSignature string
 }
 
-// Check implements Profile.Check: 0 for a signature the host accepts, so
+// Check is a fedsim.Profile.Check: 0 for a signature the host accepts, so
 // the profile's answer stands, else the refusal.
 func (c *SignatureCheck) Check(r *http.Request, body []byte) (int, http.Header) {
 	if c.accepts(r, body) {
