@@ -162,6 +162,14 @@ type Config struct {
 	// SkipIf, when it returns true for a delivery coming due, drops it
 	// unsent (settled as skipped). Defaults to nil: nothing is skipped.
 	SkipIf func(ctx context.Context, inbox string, e *Envelope) bool
+	// Availability is the rule that skips hosts gone for days (see the
+	// package doc). Defaults to the zero AvailabilityConfig: a host failing
+	// on AvailabilityDaysDefault (7) distinct days with no success is
+	// skipped until seen alive, remembered in memory.
+	Availability AvailabilityConfig
+	// DisableAvailability turns the availability rule off: every host is
+	// tried however long it has failed. Defaults to false (rule on).
+	DisableAvailability bool
 
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
@@ -396,6 +404,9 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	}
 	if x.Schemes == nil {
 		x.Schemes = NewMemorySchemeStore(SchemeMemoryMaxDefault)
+	}
+	if !x.DisableAvailability {
+		fillAvailability(&x.Availability)
 	}
 	if x.ReprobeAfter <= 0 {
 		x.ReprobeAfter = ReprobeAfterDefault
@@ -716,6 +727,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.settle(work, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox})
 		return
 	}
+	if d.skipUnavailable(work, j, host) {
+		return
+	}
 
 	release, err := d.acquireHost(stop, host, rs)
 	if err != nil {
@@ -806,6 +820,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
 			d.log.Warn("deliver: breaker store failed", "light", light, "err", err)
 		}
+	}
+	if record {
+		d.observeAvailability(work, host, derr == nil, reachable)
 	}
 	if derr == nil {
 		att.Outcome = AttemptDelivered
