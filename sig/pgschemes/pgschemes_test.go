@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/internal/pgtest"
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/pgschemes"
@@ -31,6 +33,15 @@ func migrated(t *testing.T) (*pgschemes.Store, func() *pgschemes.Store) {
 
 func TestConformance(t *testing.T) {
 	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore {
+		s, _ := migrated(t)
+		return s
+	})
+}
+
+// The stores pass deliver's SchemeStore suite too: deliver and fetch use
+// them as their SchemeStore.
+func TestDeliverSchemeStoreSuite(t *testing.T) {
+	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore {
 		s, _ := migrated(t)
 		return s
 	})

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/internal/redistest"
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/redisschemes"
@@ -18,6 +20,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
 	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore {
+		c, prefix := redistest.Client(t)
+		return redisschemes.New(c, &redisschemes.Config{KeyPrefix: prefix})
+	})
+}
+
+// The stores pass deliver's SchemeStore suite too: deliver and fetch use
+// them as their SchemeStore.
+func TestDeliverSchemeStoreSuite(t *testing.T) {
+	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore {
 		c, prefix := redistest.Client(t)
 		return redisschemes.New(c, &redisschemes.Config{KeyPrefix: prefix})
 	})
