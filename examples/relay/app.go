@@ -54,6 +54,8 @@ type app struct {
 	rdb       *redis.Client
 	dirState  directory.StateStore // nil without Redis (and without a scheduler)
 	token     string
+	avail     deliver.AvailabilityStore // Redis, Postgres or memory: availability.go
+	availName string
 }
 
 func (a *app) close() {
@@ -130,7 +132,8 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		return nil, err
 	}
 	schemes := deliver.NewMemorySchemeStore(0) // shared: a host's scheme learned once
-	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log})
+	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log,
+		Alive: appAlive{a}})
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +190,10 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		dcfg.Breaker.Store = mb
 		a.breakers, a.brkName = mb, "memory"
 	}
+	if err := a.openAvailability(ctx, cfg); err != nil {
+		return nil, err
+	}
+	dcfg.Availability.Store = a.avail
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
 	dcfg.OnAttempt = a.health.OnAttempt
 	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
@@ -222,7 +229,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
-		Seen: seen, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
+		Seen: seen, Availability: a.avail, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
 	})
 	if err != nil {
 		return nil, err
