@@ -956,10 +956,14 @@ var errSign = errors.New("deliver: signing failed")
 // send posts j's activity, signed afresh, and returns the answer that
 // stands: its status, its Retry-After, and the scheme it was signed with.
 //
-// A host with a scheme remembered as accepted gets that scheme and nothing
-// else: a refusal then is about the activity, not the signature
-// (GoToSocial answers 400 to a correctly signed Like of a status it does
-// not have). A host with none remembered gets the first scheme (the
+// A host with a scheme remembered as accepted gets that scheme, and a
+// second knock only when its refusal carries an Accept-Signature, or it is
+// remembered as RFC 9421 and answers 401 or 403 (negotiate.go); a
+// draft-cavage host remembered for ReprobeAfter is probed with RFC 9421 as
+// if none were remembered (reprobe.go). Otherwise a refusal is about the
+// activity, not the signature (GoToSocial answers 400 to a correctly
+// signed Like of a status it does not have). A host with none remembered
+// gets the first scheme (the
 // configured one, or the key's: see firstScheme), and on a refusal (400,
 // 401 or 403) one knock with the other; PeerTube answers 403 to any RFC
 // 9421 signature. When the second knock is refused too (400, 401 or 403,
