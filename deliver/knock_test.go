@@ -4,11 +4,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/internal/fedsim"
+	"github.com/fedkit/fedkit/sig"
 )
 
 // A delivery is never sent twice because of the double knock: the second
@@ -120,3 +123,34 @@ func newKnockInbox(t *testing.T, first, rest func(http.ResponseWriter, *http.Req
 func (ib *knockInbox) URL(path string) string { return ib.srv.URL + path }
 
 func (ib *knockInbox) count() int { return int(ib.n.Load()) }
+
+// Neither negotiation nor the re-probe adds a knock: a 401 carrying
+// Accept-Signature earns one second knock, signed as asked, and a second
+// refusal ends the attempt; a re-probe answered 503 is not followed by a
+// draft-cavage knock.
+func TestNegotiationAndReprobeKnockOncePerAttempt(t *testing.T) {
+	t.Parallel()
+	t.Run("Accept-Signature refused twice", func(t *testing.T) {
+		t.Parallel()
+		b := setupSim(t, nil)
+		asked := `sig1=("@method" "@target-uri" "@authority" "content-digest");created;nonce`
+		b.sim.SetHost("picky.example", fedsim.Profile{Check: func(*http.Request, []byte) (int, http.Header) {
+			return 401, http.Header{"Accept-Signature": {asked}}
+		}})
+		b.deliverOne(t, "1", "picky.example")
+		if n := b.sim.Stats("picky.example").Received; n != 2 {
+			t.Fatalf("%d requests, want 2", n)
+		}
+	})
+	t.Run("re-probe answered 503", func(t *testing.T) {
+		t.Parallel()
+		b := setupSim(t, func(c *deliver.Config) { c.FirstScheme = sig.SchemeCavage })
+		b.deliverOne(t, "1", "h.example") // cavage, remembered
+		b.sim.SetHost("h.example", fedsim.Profile{Status: 503})
+		b.clock.Advance(deliver.ReprobeAfterDefault)
+		b.deliverOne(t, "2", "h.example")
+		if got, want := b.schemes("h.example"), []string{"cavage", "rfc9421"}; !slices.Equal(got, want) {
+			t.Fatalf("requests %v, want %v", got, want)
+		}
+	})
+}
