@@ -26,6 +26,8 @@
 //	                             (deliveries to it skipped, see package deliver); --remove
 //	                             deletes them after confirmation. Needs REDIS_URL or
 //	                             POSTGRES_URL, where the server keeps host availability
+//	relay [-c FILE] hosts available host
+//	                             the operator's clear: deliveries to host resume
 //
 // Flags may come anywhere on the line:
 //

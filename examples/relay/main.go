@@ -41,6 +41,8 @@ const usageText = `usage:
   relay [-c FILE] subscribers unavailable [--remove [--yes]]
                                     subscribers whose host has been unavailable 30 days;
                                     --remove deletes them after confirmation
+  relay [-c FILE] hosts available host
+                                    the operator's clear: deliver to host again
 
 -c defaults to ./config.yml; without it the configuration comes from the
 environment (PUBLIC_URL, LISTEN, DATA_DIR, POSTGRES_URL, REDIS_URL, ...).
@@ -135,6 +137,9 @@ func run(ctx context.Context, argv []string, e *env) int {
 	}
 	if len(a.words) > 0 && a.words[0] == "subscribers" {
 		return runSubscribers(ctx, a, e)
+	}
+	if len(a.words) > 0 && a.words[0] == "hosts" {
+		return runHosts(ctx, a, e)
 	}
 	if a.yes {
 		fmt.Fprintf(e.stderr, "relay: --yes goes with subscribers unavailable --remove\n%s", usageText)

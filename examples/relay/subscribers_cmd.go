@@ -101,3 +101,40 @@ func confirm(e *env, question string) bool {
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 	return strings.TrimSpace(line) == "yes"
 }
+
+const hostsUsage = `usage:
+  relay [-c FILE] hosts available host
+
+The operator's clear: host (host[:port], as in its inbox URL) is marked
+available, so deliveries to it are sent again. Needs REDIS_URL or
+POSTGRES_URL, where the server keeps host availability.
+`
+
+// runHosts runs `relay hosts available HOST`.
+func runHosts(ctx context.Context, a *args, e *env) int {
+	if len(a.words) != 3 || a.words[1] != "available" || a.remove || a.yes || a.strict || a.ackExt {
+		fmt.Fprint(e.stderr, hostsUsage)
+		return exitUsage
+	}
+	host := strings.ToLower(a.words[2])
+	cfg, code := loadConfig(a, e, false)
+	if cfg == nil {
+		return code
+	}
+	ap, err := openApp(ctx, cfg, e, false)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "relay: %v\n", err)
+		return exitFailed
+	}
+	defer ap.close()
+	if ap.availName == "memory" {
+		fmt.Fprintf(e.stderr, "relay: no shared availability store: configure REDIS_URL or POSTGRES_URL (without them the server keeps it in its own memory)\n")
+		return exitConfig
+	}
+	if err := ap.avail.SeenAlive(ctx, host); err != nil {
+		fmt.Fprintf(e.stderr, "relay: availability store: %v\n", err)
+		return exitTempFail
+	}
+	fmt.Fprintf(e.stdout, "%s is available: deliveries to it resume\n", host)
+	return exitOK
+}

@@ -84,6 +84,14 @@ func testSubscribersUnavailable(t *testing.T, backends string) {
 	if code, _ := cmd("", "--yes"); code != exitUsage {
 		t.Fatalf("--yes without --remove: exit %d", code)
 	}
+	// The operator's clear.
+	e2, out2, errb2 := testEnv(t)
+	if code := run(ctx, []string{"-c", p, "hosts", "available", "Recent.example"}, e2); code != exitOK {
+		t.Fatalf("hosts available: exit %d\n%s%s", code, out2, errb2)
+	}
+	if _, down, _ := seed.avail.Unavailable(ctx, "recent.example"); down {
+		t.Fatal("recent.example still unavailable after the operator's clear")
+	}
 }
 
 // Without Redis or Postgres the command says it cannot reach the store.
