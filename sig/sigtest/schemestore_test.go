@@ -10,3 +10,9 @@ import (
 func TestHostSchemesConformance(t *testing.T) {
 	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore { return sig.NewHostSchemes(0) })
 }
+
+func ExampleTestLearnedSchemeStore() {
+	_ = func(t *testing.T) {
+		sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore { return sig.NewHostSchemes(0) })
+	}
+}
