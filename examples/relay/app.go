@@ -56,6 +56,7 @@ type app struct {
 	token     string
 	avail     deliver.AvailabilityStore // Redis, Postgres or memory: availability.go
 	availName string
+	schemes   sig.LearnedSchemeStore // Redis, Postgres or memory: schemes.go
 }
 
 func (a *app) close() {
@@ -131,7 +132,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	if err != nil {
 		return nil, err
 	}
-	schemes := deliver.NewMemorySchemeStore(0) // shared: a host's scheme learned once
+	schemes := appSchemes{a} // shared: a host's scheme learned once
 	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log,
 		Alive: appAlive{a}})
 	if err != nil {
@@ -193,11 +194,14 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	if err := a.openAvailability(ctx, cfg); err != nil {
 		return nil, err
 	}
+	if err := a.openSchemes(ctx, cfg); err != nil {
+		return nil, err
+	}
 	dcfg.Availability.Store = a.avail
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
 	dcfg.OnAttempt = a.health.OnAttempt
 	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
-	dcfg.Schemes = schemes
+	dcfg.Schemes = a.schemes
 	dcfg.Concurrency = cfg.JobConcurrency
 	dcfg.Logger = a.log
 	dcfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
