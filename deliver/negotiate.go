@@ -3,6 +3,7 @@ package deliver
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/fedkit/fedkit/sig"
@@ -45,7 +46,8 @@ func (d *Deliverer) firstKnock(host string, signer *sig.Signer, first sig.Scheme
 // first was refused with status (400, 401 or 403), and whether to make it:
 //
 //   - When the refusal carries an Accept-Signature this Deliverer can meet
-//     (an algorithm the key does, a key id SenderKeys has), sign as it
+//     (an algorithm the key does; a key id that is the sender's, or another
+//     key of the same actor document that SenderKeys has), sign as it
 //     asks: the host said what it wants.
 //   - Else, with no scheme remembered for the host, the other scheme.
 //   - Else, with RFC 9421 remembered and a 401 or 403, draft-cavage: the
@@ -79,6 +81,11 @@ func (d *Deliverer) askedKnock(ctx context.Context, keyID string, signer *sig.Si
 		a := &as[i]
 		s := signer
 		if a.KeyID != "" && a.KeyID != keyID {
+			if !sameActorDocument(a.KeyID, keyID) {
+				// A remote must not pick whose key signs: only another key
+				// of the same actor document may stand in for the sender's.
+				continue
+			}
 			key, err := d.keys.Key(ctx, a.KeyID)
 			if err != nil {
 				continue
@@ -92,6 +99,17 @@ func (d *Deliverer) askedKnock(ctx context.Context, keyID string, signer *sig.Si
 		}
 	}
 	return knock{}, false
+}
+
+// sameActorDocument reports whether two key ids are fragments of one
+// document (https://a.example/users/alice#main-key and
+// ...#ed25519-key, as Mastodon and Misskey publish several keys): the only
+// other key an Accept-Signature may ask for. Key ids without a fragment
+// (GoToSocial's .../main-key) name no shared document and never match.
+func sameActorDocument(a, b string) bool {
+	da, _, okA := strings.Cut(a, "#")
+	db, _, okB := strings.Cut(b, "#")
+	return okA && okB && da == db
 }
 
 // negotiatedMax bounds the hosts whose asked signature is kept; past it

@@ -2,8 +2,13 @@ package deliver_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ed25519"
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,5 +165,76 @@ func TestRememberedRFC9421RefusedFallsBackAtOnce(t *testing.T) {
 		if a.Outcome != deliver.AttemptDelivered {
 			t.Fatalf("attempt %+v", a)
 		}
+	}
+}
+
+// twoKeys holds two keys of one actor document and a key of another actor.
+type twoKeys struct{ ed, other crypto.Signer }
+
+func (k twoKeys) Key(_ context.Context, keyID string) (crypto.Signer, error) {
+	switch keyID {
+	case testKeyID:
+		return testKey, nil
+	case testActor + "#ed-2":
+		return k.ed, nil
+	case "https://a.example/users/bob#main-key":
+		return k.other, nil
+	}
+	return nil, errors.New("no such key")
+}
+
+func (twoKeys) Gone(context.Context, string) (bool, error) { return false, nil }
+
+// An Accept-Signature may name another key of the sender's actor, which
+// then signs; a key of another actor is never used, whatever SenderKeys
+// holds: a remote must not choose whose key signs.
+func TestAcceptSignatureKeyID(t *testing.T) {
+	t.Parallel()
+	_, ed2, _ := ed25519.GenerateKey(nil)
+	_, bob, _ := ed25519.GenerateKey(nil)
+	for _, tc := range []struct {
+		name, keyID string
+		want        []string
+	}{
+		{"same actor's other key", testActor + "#ed-2", []string{"rfc9421", "rfc9421"}},
+		{"another actor's key", "https://a.example/users/bob#main-key", []string{"rfc9421", "cavage"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sim, err := fedsim.New(&fedsim.Config{Record: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = sim.Close() })
+			var gotKey atomic.Value
+			sim.SetHost("h.example", fedsim.Profile{Check: func(r *http.Request, _ []byte) (int, http.Header) {
+				if sigs, err := sig.ParseSignatures9421(r.Header); err == nil {
+					gotKey.Store(sigs[0].KeyID)
+					return 401, http.Header{"Accept-Signature": {`sig1=("@method" "@target-uri" "@authority" "content-digest");created;keyid="` + tc.keyID + `"`}}
+				}
+				return 0, nil
+			}})
+			ks := twoKeys{ed: ed2, other: bob}
+			d, err := deliver.New(&deliver.MemoryQueue{}, ks, simClient(t, sim, 5*time.Second), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Send(context.Background(), testKeyID, activity("1"), []string{sim.URL("h.example", "/inbox")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.RunDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range sim.Requests("h.example") {
+				got = append(got, r.Scheme)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("requests %v, want %v", got, tc.want)
+			}
+			if tc.want[1] == "rfc9421" && gotKey.Load() != tc.keyID {
+				t.Fatalf("second knock signed with %v, want %s", gotKey.Load(), tc.keyID)
+			}
+		})
 	}
 }
