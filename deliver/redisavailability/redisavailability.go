@@ -5,11 +5,13 @@
 //	cfg := deliver.DefaultConfig()
 //	cfg.Availability.Store = redisavailability.New(rdb, nil)
 //
-// A failing host is one hash at KeyPrefix+"h:"+host with a field "d:N" per
+// A failing host is one hash at KeyPrefix+"{availability}:h:"+host with a field "d:N" per
 // failure day N (UTC days since 1970 of the caller's clock, the latest
 // rule.Days kept) and, once unavailable, "since" (Unix milliseconds of the
 // caller's clock); unavailable hosts are also members of the sorted set
-// KeyPrefix+"unavailable", scored by since, for ListUnavailable. The
+// KeyPrefix+"{availability}:unavailable", scored by since, for
+// ListUnavailable. The hash tag puts every key on one Redis Cluster slot,
+// since one script writes a host's hash and the set together. The
 // server's clock only times retention: a failing host's hash expires
 // FailingTTL after its last failure, an unavailable one UnavailableTTL
 // after it became so (it is then tried again), so memory stays bounded.
@@ -79,8 +81,13 @@ func New(c redis.UniversalClient, cfg *Config) *Store {
 	return &Store{c: c, cfg: x}
 }
 
-func (s *Store) hostKey(host string) string { return s.cfg.KeyPrefix + "h:" + host }
-func (s *Store) indexKey() string           { return s.cfg.KeyPrefix + "unavailable" }
+// Every key carries one hash tag, so the failure script, which writes a
+// host's key and the index together, stays on one Redis Cluster slot (the
+// data is small and bounded: one hash per failing host and one index).
+const slotTag = "{availability}"
+
+func (s *Store) hostKey(host string) string { return s.cfg.KeyPrefix + slotTag + ":h:" + host }
+func (s *Store) indexKey() string           { return s.cfg.KeyPrefix + slotTag + ":unavailable" }
 
 // wrap maps driver errors to the package's.
 func wrap(err error) error {

@@ -34,7 +34,7 @@ func TestAcrossProcesses(t *testing.T) {
 	if _, down, err := a.Failure(ctx, "h.example", t0, rule); err != nil || down {
 		t.Fatal(down, err)
 	}
-	if ttl := c.PTTL(ctx, prefix+"h:h.example").Val(); ttl <= 0 || ttl > time.Hour {
+	if ttl := c.PTTL(ctx, prefix+"{availability}:h:h.example").Val(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("failing host's ttl %v", ttl)
 	}
 	if _, down, err := b.Failure(ctx, "h.example", t0.Add(24*time.Hour), rule); err != nil || !down {
