@@ -22,7 +22,9 @@ func BenchmarkFanout(b *testing.B) {
 // healthy or with 5% tarpits, 2% slow (3 s) and 1% flaky hosts; all
 // healthy at 300 ms; 100,000 inboxes on 5,000 hosts at 300 ms with the sick
 // shares. field_ratio is the ideal time over the measured one for the
-// healthy hosts' deliveries (delivertest.BenchmarkFanoutField).
+// healthy hosts' deliveries (delivertest.BenchmarkFanoutField). The
+// simulation runs in a child process on loopback, so peak_heap_MiB is the
+// Deliverer's heap, not the simulated servers'.
 func BenchmarkFanoutField(b *testing.B) {
 	for _, sc := range delivertest.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {

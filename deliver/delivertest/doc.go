@@ -37,4 +37,10 @@
 // answer after 100-300 ms, tarpits, slow and flaky hosts), in each of
 // FieldScenarios, reporting field_ratio: how close the healthy hosts'
 // deliveries come to the ideal of the sign rate and the per-host limit.
+// Its simulation runs in a child process (the test binary re-executed with
+// an environment variable, serving on 127.0.0.1, exiting when its stdin
+// from the parent ends), so that peak_heap_MiB is the Deliverer's heap
+// alone: in one process, the simulated servers' side of some 10,000
+// keep-alive connections was about 40% of the live heap of the
+// 100,000-inbox scenario.
 package delivertest
