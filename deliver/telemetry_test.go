@@ -80,11 +80,11 @@ func wantSpanAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string
 		v, ok := spanAttr(s, k)
 		switch {
 		case w == "" && ok:
-			t.Errorf("span %s: %s = %s; want it absent", s.Name(), k, v.Emit())
+			t.Errorf("span %s: %s = %s; want it absent", s.Name(), k, v.String())
 		case w != "" && !ok:
 			t.Errorf("span %s: no %s; want %s (has %v)", s.Name(), k, w, s.Attributes())
-		case w != "" && v.Emit() != w:
-			t.Errorf("span %s: %s = %s; want %s", s.Name(), k, v.Emit(), w)
+		case w != "" && v.String() != w:
+			t.Errorf("span %s: %s = %s; want %s", s.Name(), k, v.String(), w)
 		}
 	}
 }

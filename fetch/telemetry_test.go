@@ -50,7 +50,7 @@ func attrs(s sdktrace.ReadOnlySpan, keys ...string) map[string]string {
 	}
 	for _, kv := range s.Attributes() {
 		if _, ok := out[string(kv.Key)]; ok {
-			out[string(kv.Key)] = kv.Value.Emit()
+			out[string(kv.Key)] = kv.Value.String()
 		}
 	}
 	return out
