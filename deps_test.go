@@ -42,6 +42,12 @@ func TestDependencyDirection(t *testing.T) {
 		// through deliver itself.
 		{pkg: "fetch/serve", forbidden: append(drivers, mod+"/deliver", mod+"/identity", mod+"/directory")},
 		{pkg: "internal/otelx", forbidden: drivers, ownTree: true},
+		// Scheme-memory backends: sig and one driver.
+		{pkg: "sig/redisschemes", forbidden: []string{drivers[0], drivers[2]}, only: []string{"sig"}},
+		{pkg: "sig/pgschemes", forbidden: drivers[1:], only: []string{"sig"}},
+		// Availability backends: deliver and one driver.
+		{pkg: "deliver/redisavailability", forbidden: []string{drivers[0], drivers[2]}},
+		{pkg: "deliver/pgavailability", forbidden: drivers[1:]},
 		// The simulated fediverse serves every queue's tests: stdlib only.
 		{pkg: "internal/fedsim", forbidden: drivers, ownTree: true},
 	}

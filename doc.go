@@ -9,12 +9,16 @@
 //     its own redirect handling, size and time bounds).
 //   - [github.com/fedkit/fedkit/sig]: HTTP Signatures (draft-cavage-12 and
 //     RFC 9421), Digest and Content-Digest, keys (PEM, Multikey), Data
-//     Integrity proofs (eddsa-jcs-2022) and inbound verification; the
-//     NonceStore conformance suite in sig/sigtest; an inbox handler and
+//     Integrity proofs (eddsa-jcs-2022), inbound verification and
+//     Accept-Signature negotiation; the NonceStore and scheme-memory
+//     conformance suites in sig/sigtest; the scheme memory in Redis and
+//     Postgres in sig/redisschemes and sig/pgschemes; an inbox handler and
 //     authorized-fetch middleware in sig/inbox.
 //   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
-//     circuit breakers, ordering keys, batches, lanes and hooks; backends in
-//     deliver/pgqueue (PostgreSQL) and deliver/redisbreaker (Redis),
+//     circuit breakers, ordering keys, batches, lanes, hooks and a memory
+//     of hosts gone for days; backends in deliver/pgqueue (PostgreSQL),
+//     deliver/redisbreaker (Redis), deliver/redisavailability and
+//     deliver/pgavailability,
 //     conformance suites in deliver/delivertest, and FEP-8fcf followers
 //     synchronisation in deliver/colsync.
 //   - [github.com/fedkit/fedkit/fetch]: a Fetcher with ActivityPub origin

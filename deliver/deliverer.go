@@ -129,6 +129,19 @@ type Config struct {
 	// Schemes remembers per host which scheme worked. Defaults to a
 	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
 	Schemes SchemeStore
+	// ReprobeAfter is how long a host remembered as draft-cavage keeps it
+	// before one ordinary delivery tries RFC 9421 again, so that a host
+	// that upgrades (Mastodon 4.5 reads RFC 9421) moves to it. It needs a
+	// Schemes store that keeps dates (a sig.LearnedSchemeStore, as the
+	// default is). Defaults to ReprobeAfterDefault.
+	ReprobeAfter time.Duration
+	// DisableReprobe keeps a host's remembered scheme for good. Defaults
+	// to false (re-probe after ReprobeAfter).
+	DisableReprobe bool
+	// DisableNegotiation ignores Accept-Signature: the second knock is
+	// always the other scheme. Defaults to false (a refusal's
+	// Accept-Signature says how the second knock signs).
+	DisableNegotiation bool
 	// PriorityMaxInboxes, when above zero, puts a send to at most this many
 	// inboxes in the priority lane unless its Batch says low priority.
 	// Defaults to 0 (only Batch.Priority does).
@@ -152,6 +165,14 @@ type Config struct {
 	// SkipIf, when it returns true for a delivery coming due, drops it
 	// unsent (settled as skipped). Defaults to nil: nothing is skipped.
 	SkipIf func(ctx context.Context, inbox string, e *Envelope) bool
+	// Availability is the rule that skips hosts gone for days (see the
+	// package doc). Defaults to the zero AvailabilityConfig: a host failing
+	// on AvailabilityDaysDefault (7) distinct days with no success is
+	// skipped until seen alive, remembered in memory.
+	Availability AvailabilityConfig
+	// DisableAvailability turns the availability rule off: every host is
+	// tried however long it has failed. Defaults to false (rule on).
+	DisableAvailability bool
 
 	// TracerProvider receives a span per SendBatch (deliver.enqueue) and
 	// per attempt (deliver.attempt), linked to the span that queued it.
@@ -301,6 +322,9 @@ type Deliverer struct {
 	// signing bounds concurrent signatures to the cores: signing is pure
 	// CPU, and more signers than cores only add preemption.
 	signing chan struct{}
+	// negotiated keeps the signature each host asked for with
+	// Accept-Signature and then accepted (negotiate.go).
+	negotiated negotiatedShapes
 
 	tel telemetry
 }
@@ -401,6 +425,12 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	}
 	if x.Schemes == nil {
 		x.Schemes = NewMemorySchemeStore(SchemeMemoryMaxDefault)
+	}
+	if !x.DisableAvailability {
+		fillAvailability(&x.Availability)
+	}
+	if x.ReprobeAfter <= 0 {
+		x.ReprobeAfter = ReprobeAfterDefault
 	}
 	if x.ContentType == "" {
 		x.ContentType = ContentTypeDefault
@@ -761,6 +791,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.settle(work, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox})
 		return
 	}
+	if d.skipUnavailable(work, j, host) {
+		return
+	}
 
 	release, err := d.acquireHost(stop, host, rs)
 	if err != nil {
@@ -853,6 +886,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
 			d.log.Warn("deliver: breaker store failed", "light", light, "err", err)
 		}
+	}
+	if record {
+		d.observeAvailability(work, host, derr == nil, reachable)
 	}
 	if derr == nil {
 		att.Outcome = AttemptDelivered
@@ -987,10 +1023,14 @@ var errSign = errors.New("deliver: signing failed")
 // send posts j's activity, signed afresh, and returns the answer that
 // stands: its status, its Retry-After, and the scheme it was signed with.
 //
-// A host with a scheme remembered as accepted gets that scheme and nothing
-// else: a refusal then is about the activity, not the signature
-// (GoToSocial answers 400 to a correctly signed Like of a status it does
-// not have). A host with none remembered gets the first scheme (the
+// A host with a scheme remembered as accepted gets that scheme, and a
+// second knock only when its refusal carries an Accept-Signature, or it is
+// remembered as RFC 9421 and answers 401 or 403 (negotiate.go); a
+// draft-cavage host remembered for ReprobeAfter is probed with RFC 9421 as
+// if none were remembered (reprobe.go). Otherwise a refusal is about the
+// activity, not the signature (GoToSocial answers 400 to a correctly
+// signed Like of a status it does not have). A host with none remembered
+// gets the first scheme (the
 // configured one, or the key's: see firstScheme), and on a refusal (400,
 // 401 or 403) one knock with the other; PeerTube answers 403 to any RFC
 // 9421 signature. When the second knock is refused too (400, 401 or 403,
@@ -1002,11 +1042,14 @@ var errSign = errors.New("deliver: signing failed")
 func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer, rs *runSlot) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
 	first := d.firstScheme(key)
-	remembered, known, err := d.cfg.Schemes.Scheme(ctx, host)
-	if err != nil {
-		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
-	} else if known {
+	remembered, known, probe := d.recall(ctx, host)
+	if known {
 		first = remembered
+	}
+	if probe {
+		// Knock as for a host with none remembered: a refusal gets the
+		// draft-cavage knock, and whichever is accepted is remembered.
+		first, known = sig.SchemeRFC9421, false
 	}
 	var syncHeader string
 	if e.SynchronizeCollection && d.cfg.Followers != nil {
@@ -1016,7 +1059,8 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 	if err != nil {
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
-	status, retryAfter, err := d.post(ctx, j, signer, first, syncHeader, rs)
+	k1 := d.firstKnock(host, signer, first, known)
+	status, retryAfter, accept, err := d.post(ctx, j, k1, syncHeader, rs)
 	if err != nil {
 		return status, retryAfter, first, err
 	}
@@ -1026,11 +1070,15 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		}
 		return status, retryAfter, first, nil
 	}
-	if known || !signatureRefusal(status) {
+	if !signatureRefusal(status) {
 		return status, retryAfter, first, nil
 	}
-	second := otherScheme(first)
-	status2, retryAfter2, err := d.post(ctx, j, signer, second, syncHeader, rs)
+	k2, ok := d.secondKnock(ctx, j, host, signer, first, known, status, accept)
+	if !ok {
+		return status, retryAfter, first, nil
+	}
+	second := k2.scheme
+	status2, retryAfter2, _, err := d.post(ctx, j, k2, syncHeader, rs)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
@@ -1040,6 +1088,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		// 410) from a server that read the second scheme.
 		if ok2xx(status2) {
 			d.rememberScheme(ctx, host, second)
+			d.negotiated.remember(host, k2.asked)
 		}
 		return status2, retryAfter2, second, nil
 	case err == nil && status2 == http.StatusBadRequest && status != http.StatusBadRequest:
@@ -1071,18 +1120,19 @@ func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
 }
 
 func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
-	if err := d.cfg.Schemes.SetScheme(ctx, host, s); err != nil {
+	if err := d.learn(ctx, host, s); err != nil {
 		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
 	}
 }
 
-// post sends one signed request; once signed, rs's delivery waits on the
-// network and leaves the signers' line.
-func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme sig.Scheme, syncHeader string, rs *runSlot) (int, time.Duration, error) {
+// post sends one knock and returns its status, its Retry-After and, on a
+// signature refusal, its Accept-Signature; once signed, rs's delivery waits
+// on the network and leaves the signers' line.
+func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	req.Header.Set("Content-Type", d.cfg.ContentType)
@@ -1092,7 +1142,7 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
 		d.signing <- struct{}{}
-		err := signer.Sign(r, scheme)
+		err := k.sign(r)
 		<-d.signing
 		rs.waiting()
 		if err != nil {
@@ -1102,10 +1152,10 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 		return nil
 	}})
 	if signErr != nil {
-		return 0, 0, signErr
+		return 0, 0, "", signErr
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	// Drain a little so the connection can be reused; the body is never
 	// echoed, since a remote server controls it.
@@ -1117,7 +1167,11 @@ func (d *Deliverer) post(ctx context.Context, j *Job, signer *sig.Signer, scheme
 			retryAfter = ra
 		}
 	}
-	return resp.StatusCode, retryAfter, nil
+	var accept string
+	if signatureRefusal(resp.StatusCode) {
+		accept = resp.Header.Get(sig.AcceptSignatureHeader)
+	}
+	return resp.StatusCode, retryAfter, accept, nil
 }
 
 func (d *Deliverer) syncHeader(ctx context.Context, e *Envelope, inbox string) string {

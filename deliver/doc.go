@@ -81,26 +81,80 @@
 // need to tune any of them; BenchmarkFanoutField measures the defaults on a
 // simulated fediverse of healthy, slow, flaky and tarpit hosts.
 //
-// # Signature schemes
+// # Signature schemes and unavailable hosts: the policy
 //
-// Each request is signed afresh. A host whose scheme is remembered gets that
-// scheme only: its refusal is about the activity (GoToSocial answers 400 to a
-// correctly signed Like of a status it does not have). A host with none gets
-// draft-cavage first (RFC 9421 for an Ed25519 key: Fedify's cavage verifier
-// is RSA-only and answers 500), and a 400, 401 or 403 (PeerTube's answer to
-// RFC 9421) makes it knock once with the other scheme; the scheme accepted
-// is remembered per host. When both knocks are refused (400, 401 or 403),
-// the first answer stands for the status, the retry and the breaker, unless
-// a 401 or 403 to the first is followed by a 400 to the second: the server
-// read the second. Any other answer to the second knock (a 5xx, a 410)
-// stands: it is the server's word on the delivery.
+// The network is mixed (2026): Mastodon verifies RFC 9421 since 4.5 and
+// signs it since 4.7, draft-cavage first; Fedify and WordPress sign RFC
+// 9421 first; Misskey, GoToSocial, Akkoma, Pixelfed, Lemmy and WriteFreely
+// read draft-cavage only. The Deliverer learns each host, by its
+// host[:port], and this is the whole of what it does, each request signed
+// afresh:
+//
+//   - First scheme. A host with nothing remembered gets draft-cavage,
+//     which every server reads (Pixelfed even answers RFC 9421 with 200 and
+//     drops it, so a knock cannot tell); an Ed25519 key signs RFC 9421
+//     first, since Fedify's cavage verifier is RSA-only and answers 500.
+//     Config.FirstScheme overrides both.
+//   - Fallback, the double knock. A refusal of the first knock, 400, 401
+//     or 403 (PeerTube's answer to RFC 9421), gets exactly one second knock
+//     in the same attempt, never after a 2xx, a 5xx, another 4xx, a timeout
+//     or a dropped connection, so no delivery is sent twice because of it.
+//     With nothing remembered the second knock is the other scheme. A host
+//     remembered as RFC 9421 that answers 401 or 403 falls back to
+//     draft-cavage at once (a downgrade, a verifier switched off); a host
+//     remembered as draft-cavage gets no second knock, since its refusal is
+//     about the activity (GoToSocial answers 400 to a correctly signed Like
+//     of a status it lacks). When both knocks are refused the first answer
+//     stands for the status, the retry and the breaker, unless a 401 or 403
+//     to the first is followed by a 400 to the second: the server read the
+//     second. Any other answer to the second knock (a 5xx, a 410) stands.
+//     The scheme accepted is remembered, with when (Config.Schemes).
+//   - Negotiation (RFC 9421 section 5). A refusal carrying
+//     Accept-Signature, as fedkit's own inbox (sig/inbox, sig's
+//     Middleware) and Fedify send, makes the second knock sign as it asks:
+//     its label, components in order, algorithm, tag, nonce and expires,
+//     and its key id when SenderKeys has that key. This happens whatever is
+//     remembered, since the host said what it wants; one it cannot meet
+//     leaves the rule above. The shape a host accepted is kept in memory
+//     (4,096 hosts), so its later deliveries sign so at the first knock.
+//     DisableNegotiation ignores the field.
+//   - Re-probe. A host remembered as draft-cavage for ReprobeAfter (7
+//     days) is tried with RFC 9421 once, on an ordinary delivery, knocking
+//     as for a host with nothing remembered: an upgraded host (Mastodon 4.5)
+//     moves to RFC 9421 without an operator, and one that still reads only
+//     draft-cavage costs one refused request a week and gets its delivery
+//     on the second knock. The probe is claimed in the store before it is
+//     sent, so deliveries meanwhile, in this process or another sharing
+//     the store, do not probe too. It needs a store that keeps dates
+//     (sig.LearnedSchemeStore: the default memory one, sig/redisschemes,
+//     sig/pgschemes, which also keep the memory across restarts);
+//     DisableReprobe keeps a remembered scheme for good. A Pixelfed host
+//     would accept the probe and drop what follows (see above): deployments
+//     delivering to many Pixelfed servers should set DisableReprobe.
+//   - Availability. A host failing (no answer, a timeout, a 5xx, 408 or
+//     429; never a refusal) on Availability.Days (7) distinct UTC days by
+//     the caller's clock, with no success in between, becomes unavailable,
+//     as with Mastodon's delivery failure tracker: a week outlasts a
+//     weekend's outage or a migration, so only a server that is gone gets
+//     there. Its deliveries are then settled as skipped (ErrUnavailable)
+//     and reported to Availability.OnSkipped until it is seen alive: a
+//     delivery it accepts, an activity from it (the application calls
+//     Deliverer.SeenAlive from its inbox), a fetch it answers
+//     (fetch.Config.Alive), or an operator's SeenAlive on the store. The
+//     circuit breaker handles the minutes; this rule, the days. The check
+//     costs one map read from memory; deliver/redisavailability and
+//     deliver/pgavailability share it across processes.
+//     DisableAvailability tries every host for ever.
 //
 // # Backends
 //
-// Queue and BreakerStore are the interfaces durable backends implement (a
-// Postgres queue, a Redis breaker store); MemoryQueue and MemoryBreakerStore
-// are the in-memory defaults, and deliver/delivertest has the conformance
-// suites every implementation passes. Package colsync has FEP-8fcf
+// Queue, BreakerStore and AvailabilityStore are the interfaces durable
+// backends implement (a Postgres queue, a Redis breaker store, Redis and
+// Postgres availability stores); MemoryQueue, MemoryBreakerStore and
+// MemoryAvailabilityStore are the in-memory defaults, and
+// deliver/delivertest has the conformance suites every implementation
+// passes. The scheme memory's persistent backends live under sig
+// (sig/redisschemes, sig/pgschemes), where its interface is. Package colsync has FEP-8fcf
 // Collection-Synchronization, which a batch sent with SynchronizeCollection
 // carries, from Config.Followers.
 //

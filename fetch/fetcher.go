@@ -73,6 +73,10 @@ type Config struct {
 	// portable ap:// objects are fetched from, in order. Defaults to none:
 	// ap:// lookups fail with ErrUnsupported.
 	Gateways []string
+	// Alive, when set, is told of every host that answers a fetch with a
+	// document (200): pass deliver's availability store, so a host seen
+	// alive here gets deliveries again. Defaults to nil.
+	Alive AliveRecorder
 	// Now is the clock that turns a Retry-After date into a wait. Defaults
 	// to time.Now.
 	Now func() time.Time
@@ -197,6 +201,7 @@ func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip
 		_, _ = io.CopyN(io.Discard, resp.Body, 4096)
 		return r, nil
 	}
+	f.seenAlive(ctx, resp.Request.URL.Host)
 	max := o.max
 	if resp.ContentLength > max && !o.truncate {
 		return nil, &client.TooLargeError{Limit: max, ContentLength: resp.ContentLength}

@@ -2,6 +2,7 @@ package sig_test
 
 import (
 	"crypto"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,6 +126,29 @@ func FuzzParsePublicKeyPEM(f *testing.F) {
 		back, err := sig.ParsePublicKeyPEM(out)
 		if err != nil || !back.(interface{ Equal(crypto.PublicKey) bool }).Equal(pub) {
 			t.Fatalf("round trip of %q changed the key (%v)", in, err)
+		}
+	})
+}
+
+func FuzzParseAcceptSignature(f *testing.F) {
+	f.Add(`sig1=("@method" "@target-uri" "@authority" "content-digest" "cache-control");keyid="test-key-rsa-pss";created;tag="app-123"`)
+	f.Add(`a=("@query-param";name="pet" "example-dict";sf);nonce;expires, b=("@method")`)
+	f.Add(`s=("@method");created=?0;alg="ed25519"`)
+	f.Add(`a=1`)
+	f.Fuzz(func(t *testing.T, field string) {
+		as, err := sig.ParseAcceptSignature(http.Header{"Accept-Signature": {field}})
+		if err != nil {
+			if !errors.Is(err, sig.ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		for i := range as {
+			// What parsed serialises to a field that parses the same.
+			again, err := sig.ParseAcceptSignature(http.Header{"Accept-Signature": {as[i].String()}})
+			if err != nil || len(again) != 1 || again[0].Label != as[i].Label || len(again[0].Components) != len(as[i].Components) {
+				t.Fatalf("round trip of %q: %+v, %v", as[i].String(), again, err)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"time"
 )
 
 // SchemeStore remembers which signature scheme each host accepted, so a
@@ -33,8 +34,9 @@ type HostSchemes struct {
 }
 
 type schemeEntry struct {
-	host   string
-	scheme Scheme
+	host    string
+	scheme  Scheme
+	learned time.Time // zero: told through SetScheme, which has no time
 }
 
 // NewHostSchemes returns a store keeping at most maxHosts hosts; maxHosts
@@ -59,22 +61,33 @@ func (m *HostSchemes) Scheme(_ context.Context, host string) (Scheme, bool, erro
 }
 
 // SetScheme implements SchemeStore, evicting the least recently used hosts
-// beyond the bound.
+// beyond the bound. The time learned is kept when s is what was
+// remembered, and unknown (zero) when it changes.
 func (m *HostSchemes) SetScheme(_ context.Context, host string, s Scheme) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.set(host, s, time.Time{}, false)
+	return nil
+}
+
+// set remembers s for host; with dated, learned is the time learned, else
+// the time is kept when s does not change. The caller holds m.mu.
+func (m *HostSchemes) set(host string, s Scheme, learned time.Time, dated bool) {
 	if e := m.hosts[host]; e != nil {
-		e.Value.(*schemeEntry).scheme = s
+		se := e.Value.(*schemeEntry)
+		if dated || se.scheme != s {
+			se.learned = learned
+		}
+		se.scheme = s
 		m.order.MoveToFront(e)
-		return nil
+		return
 	}
-	m.hosts[host] = m.order.PushFront(&schemeEntry{host: host, scheme: s})
+	m.hosts[host] = m.order.PushFront(&schemeEntry{host: host, scheme: s, learned: learned})
 	for m.order.Len() > m.max {
 		last := m.order.Back()
 		m.order.Remove(last)
 		delete(m.hosts, last.Value.(*schemeEntry).host)
 	}
-	return nil
 }
 
 // Len returns how many hosts are remembered.

@@ -457,7 +457,8 @@ func (v *Verifier) resolve(ctx context.Context, id KeyID) (*Key, error) {
 type resultKey struct{}
 
 // Middleware verifies each request before next sees it. A failure is
-// answered 401 (400 for a malformed signature) with a short fixed text;
+// answered 401 (400 for a malformed signature) with a short fixed text and
+// an Accept-Signature field saying what v accepts (AcceptSignature);
 // a success passes the Result in the request context, read with
 // ResultFromContext. The body, read for the digest check, is put back.
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
@@ -468,6 +469,8 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			if errors.Is(err, ErrMalformed) {
 				status = http.StatusBadRequest
 			}
+			a := v.AcceptSignature(r)
+			w.Header().Set(AcceptSignatureHeader, a.String())
 			http.Error(w, errorText(err), status)
 			return
 		}

@@ -1,5 +1,7 @@
 // Package delivertest holds the conformance suites every deliver.Queue,
-// deliver.BreakerStore and deliver.SchemeStore implementation must pass, and
+// deliver.BreakerStore, deliver.SchemeStore and deliver.AvailabilityStore
+// implementation must pass (TestAvailabilityStore with caller clocks in
+// 2019 and 2031), and
 // a Recorder of a Deliverer's hooks for applications' tests.
 //
 // A backend's test calls them with a constructor for an empty store:

@@ -37,6 +37,14 @@ func ExampleTestSchemeStore() {
 	}
 }
 
+func ExampleTestAvailabilityStore() {
+	_ = func(t *testing.T) {
+		delivertest.TestAvailabilityStore(t, func(t *testing.T) deliver.AvailabilityStore {
+			return deliver.NewMemoryAvailabilityStore(0)
+		})
+	}
+}
+
 // A backend's benchmark file runs the shared fan-out benchmark on its queue,
 // so every backend reports the same metrics.
 func ExampleBenchmarkFanout() {

@@ -56,6 +56,9 @@ type app struct {
 	dirState  directory.StateStore // nil without Redis (and without a scheduler)
 	token     string
 	tel       *telemetry
+	avail     deliver.AvailabilityStore // Redis, Postgres or memory: availability.go
+	availName string
+	schemes   sig.LearnedSchemeStore // Redis, Postgres or memory: schemes.go
 }
 
 func (a *app) close() {
@@ -137,9 +140,9 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	if err != nil {
 		return nil, err
 	}
-	schemes := deliver.NewMemorySchemeStore(0) // shared: a host's scheme learned once
+	schemes := appSchemes{a} // shared: a host's scheme learned once
 	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log,
-		TracerProvider: a.tel.tracer, MeterProvider: a.tel.meter})
+		Alive: appAlive{a}, TracerProvider: a.tel.tracer, MeterProvider: a.tel.meter})
 	if err != nil {
 		return nil, err
 	}
@@ -194,13 +197,20 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		dcfg.Breaker.Store = mb
 		a.breakers, a.brkName = mb, "memory"
 	}
+	if err := a.openAvailability(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if err := a.openSchemes(ctx, cfg); err != nil {
+		return nil, err
+	}
+	dcfg.Availability.Store = a.avail
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
 	// The status page, and its deliveries-per-minute chart; the metrics
 	// are deliver's own (fedkit.deliver.*), from the providers below.
 	dcfg.OnAttempt = a.health.OnAttempt
 	dcfg.TracerProvider, dcfg.MeterProvider = a.tel.tracer, a.tel.meter
 	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
-	dcfg.Schemes = schemes
+	dcfg.Schemes = a.schemes
 	dcfg.Concurrency = cfg.JobConcurrency
 	dcfg.Logger = a.log
 	dcfg.OnFailure = func(ctx context.Context, f deliver.Failure) {
@@ -232,7 +242,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		Store: a.store, Sender: a.deliverer, Lookup: a.fetcher, ManualApproval: cfg.ManualApproval,
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
-		Seen: seen, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
+		Seen: seen, Availability: a.avail, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
 		Metrics: a.adminMetrics(), TracerProvider: a.tel.tracer, MeterProvider: a.tel.meter,
 	})
 	if err != nil {

@@ -21,6 +21,13 @@
 //	relay [-c FILE] directory status [origin]
 //	relay [-c FILE] directory register|heartbeat|sync origin
 //	relay [-c FILE] directory unregister origin [--remove] [--acknowledge-external-disable]
+//	relay [-c FILE] subscribers unavailable [--remove [--yes]]
+//	                             subscribers whose host has been unavailable for 30 days
+//	                             (deliveries to it skipped, see package deliver); --remove
+//	                             deletes them after confirmation. Needs REDIS_URL or
+//	                             POSTGRES_URL, where the server keeps host availability
+//	relay [-c FILE] hosts available host
+//	                             the operator's clear: deliveries to host resume
 //
 // Flags may come anywhere on the line:
 //
@@ -29,7 +36,9 @@
 //	-t, --test-config    validate and print what would be used, then exit
 //	--strict             with -t: optional Directory profile values that
 //	                     would be dropped with a warning fail instead
-//	--remove             with unregister: also delete the entry from FILE
+//	--remove             with unregister: also delete the entry from FILE;
+//	                     with subscribers unavailable: delete those listed
+//	--yes                with subscribers unavailable --remove: do not ask
 //	--acknowledge-external-disable
 //	                     with unregister, for environment-only configuration
 //	                     (or a read-only FILE managed at its source): the

@@ -38,6 +38,11 @@ const usageText = `usage:
   relay [-c FILE] directory heartbeat origin
   relay [-c FILE] directory unregister origin [--remove] [--acknowledge-external-disable]
   relay [-c FILE] directory sync origin
+  relay [-c FILE] subscribers unavailable [--remove [--yes]]
+                                    subscribers whose host has been unavailable 30 days;
+                                    --remove deletes them after confirmation
+  relay [-c FILE] hosts available host
+                                    the operator's clear: deliver to host again
 
 -c defaults to ./config.yml; without it the configuration comes from the
 environment (PUBLIC_URL, LISTEN, DATA_DIR, POSTGRES_URL, REDIS_URL, ...).
@@ -45,7 +50,7 @@ environment (PUBLIC_URL, LISTEN, DATA_DIR, POSTGRES_URL, REDIS_URL, ...).
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv})
+	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, stdin: os.Stdin})
 	stop()
 	os.Exit(code)
 }
@@ -54,6 +59,7 @@ func main() {
 type env struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
+	stdin          io.Reader // confirmations; nil reads nothing (no confirmation)
 
 	// For tests only.
 	allowPrivate  []netip.Prefix            // admitted by the guarded client (127.0.0.0/8 in tests)
@@ -71,6 +77,7 @@ type args struct {
 	strict     bool
 	remove     bool
 	ackExt     bool
+	yes        bool
 	words      []string
 }
 
@@ -97,6 +104,8 @@ func parseArgs(argv []string) (*args, error) {
 			a.remove = true
 		case s == "--acknowledge-external-disable" || s == "-acknowledge-external-disable":
 			a.ackExt = true
+		case s == "--yes" || s == "-yes":
+			a.yes = true
 		case s == "-h" || s == "--help" || s == "-help":
 			return nil, errHelp
 		case strings.HasPrefix(s, "-") && s != "-":
@@ -126,6 +135,16 @@ func run(ctx context.Context, argv []string, e *env) int {
 			return exitUsage
 		}
 		return testConfig(a, e)
+	}
+	if len(a.words) > 0 && a.words[0] == "subscribers" {
+		return runSubscribers(ctx, a, e)
+	}
+	if len(a.words) > 0 && a.words[0] == "hosts" {
+		return runHosts(ctx, a, e)
+	}
+	if a.yes {
+		fmt.Fprintf(e.stderr, "relay: --yes goes with subscribers unavailable --remove\n%s", usageText)
+		return exitUsage
 	}
 	if (a.strict || a.remove || a.ackExt) && (len(a.words) < 2 || a.words[0] != "directory") {
 		if a.strict {

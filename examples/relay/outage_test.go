@@ -43,7 +43,8 @@ func TestStatusPageDuringRedisOutage(t *testing.T) {
 		}
 		return rep
 	}
-	unavailable := []string{"breakers: store unavailable", "directories: state unavailable"}
+	// Redis holds the breakers, the hosts' availability and the Directory state.
+	unavailable := []string{"breakers: store unavailable", "availability: store unavailable", "directories: state unavailable"}
 
 	if rep := report(); len(rep.Errors) != 0 || len(rep.Directories) != 1 {
 		t.Fatalf("with Redis up: errors %q, %d directories; want none and one", rep.Errors, len(rep.Directories))

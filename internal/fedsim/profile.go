@@ -31,6 +31,10 @@ type Profile struct {
 	// RetryAfter, when set, is sent as the Retry-After header of a non-2xx
 	// answer (as seconds).
 	RetryAfter time.Duration
+	// Check, when set, sees each request that is answered, with its body,
+	// before the answer: a non-zero status replaces it, with header's
+	// fields added (deliver's tests verify signatures with it, as peers do).
+	Check func(r *http.Request, body []byte) (status int, header http.Header)
 }
 
 // Healthy answers 202 after latency ± jitter.

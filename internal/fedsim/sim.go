@@ -224,7 +224,7 @@ func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	var body []byte
-	if s.cfg.Record {
+	if s.cfg.Record || p.Check != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	} else {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -263,6 +263,14 @@ func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
 	status = p.status()
 	if fail {
 		status = http.StatusInternalServerError
+	}
+	if p.Check != nil && !fail {
+		if st, h := p.Check(r, body); st != 0 {
+			status = st
+			for k, vs := range h {
+				w.Header()[k] = vs
+			}
+		}
 	}
 	if p.RetryAfter > 0 && (status < 200 || status >= 300) {
 		w.Header().Set("Retry-After", strconv.Itoa(int((p.RetryAfter+time.Second-1)/time.Second)))

@@ -71,6 +71,7 @@ func NewAuthorizedFetch(keys sig.KeyResolver, next http.Handler, cfg *Authorized
 		if err != nil {
 			re := signatureRefusal(err)
 			log.DebugContext(r.Context(), "inbox: authorized fetch refused", "reason", re.Reason.String(), "err", err)
+			acceptSignature(w, v, r, re.Reason)
 			http.Error(w, re.Reason.String(), re.Reason.Status())
 			return
 		}

@@ -112,7 +112,8 @@ func New(keys sig.KeyResolver, receive func(ctx context.Context, a *Activity) er
 }
 
 // ServeHTTP answers 202 for an accepted activity, and the refusal's
-// status (400, 401, 413) with a fixed short text otherwise; an activity
+// status (400, 401, 413) with a fixed short text otherwise, a signature
+// refusal with an Accept-Signature field saying what it accepts; an activity
 // nothing ties to its actor is answered 202 and dropped, as Mastodon does.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -130,6 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if st := re.Reason.Status(); st == http.StatusAccepted {
 			w.WriteHeader(st) // dropped, as Mastodon drops it
 		} else {
+			acceptSignature(w, h.v, r, re.Reason)
 			http.Error(w, re.Reason.String(), st)
 		}
 		return

@@ -5,4 +5,7 @@
 //	func TestMyNonceStore(t *testing.T) {
 //		sigtest.TestNonceStore(t, func(t *testing.T) sig.NonceStore { return newStore(t) })
 //	}
+//
+// TestLearnedSchemeStore is the suite of sig.LearnedSchemeStore, the scheme
+// memory with dates (sig/redisschemes and sig/pgschemes pass it).
 package sigtest

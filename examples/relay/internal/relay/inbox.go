@@ -120,6 +120,7 @@ func (r *Relay) serveInbox(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	host := hostKey(su)
+	r.seenAlive(ctx, host) // a signed activity from it: the server is up
 	if r.limit != nil {
 		// Counted per server once the signature holds, so no one spends
 		// another server's allowance.

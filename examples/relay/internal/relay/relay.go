@@ -79,6 +79,10 @@ type Config struct {
 	// BreakerStore names Breakers' backend on the status page ("memory",
 	// "redis"). Defaults to "".
 	BreakerStore string
+	// Availability is the deliverer's availability store: its unavailable
+	// hosts are on the status page, and every server whose signed activity
+	// arrives is seen alive in it. Defaults to nil: neither.
+	Availability Availability
 	// Seen remembers the activities and objects the relay relayed, so
 	// that one id is relayed at most once within SeenWindow and an
 	// Announce of an object the relay relayed is not relayed again: the

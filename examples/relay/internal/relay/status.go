@@ -113,6 +113,9 @@ type Report struct {
 	// empty when the relay was given no store to read.
 	BreakerStore string       `json:"breaker_store,omitempty"`
 	Breakers     []BreakerRow `json:"breakers"`
+	// Unavailable lists the hosts deliveries are skipped for (the
+	// availability store's, shared when it is).
+	Unavailable []UnavailableRow `json:"unavailable"`
 	// Hosts and RecentFailures are what this process's deliveries saw.
 	Hosts          []HostHealth   `json:"hosts"`
 	RecentFailures []Failure      `json:"recent_failures"`
@@ -127,7 +130,7 @@ type Report struct {
 // Report builds the status report; a failing section is noted in Errors.
 func (r *Relay) Report(ctx context.Context) *Report {
 	rep := &Report{GeneratedAt: r.cfg.Now().UTC(), Actor: r.actor, Version: Version, ManualApproval: r.cfg.ManualApproval,
-		Subscribers: []store.Subscriber{}, Breakers: []BreakerRow{}, Directories: []DirectoryRow{}}
+		Subscribers: []store.Subscriber{}, Breakers: []BreakerRow{}, Directories: []DirectoryRow{}, Unavailable: []UnavailableRow{}}
 	if subs, err := r.cfg.Store.List(ctx); err != nil {
 		rep.Errors = append(rep.Errors, "subscribers: store unavailable")
 	} else {
@@ -146,6 +149,13 @@ func (r *Relay) Report(ctx context.Context) *Report {
 			rep.Errors = append(rep.Errors, "breakers: store unavailable")
 		} else {
 			rep.Breakers = rows
+		}
+	}
+	if r.cfg.Availability != nil {
+		if rows, err := unavailableRows(ctx, r.cfg.Availability, rep.Subscribers); err != nil {
+			rep.Errors = append(rep.Errors, "availability: store unavailable")
+		} else {
+			rep.Unavailable = rows
 		}
 	}
 	rep.Hosts, rep.RecentFailures = r.cfg.Health.Snapshot()

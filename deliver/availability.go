@@ -1,0 +1,296 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Availability defaults.
+const (
+	// AvailabilityDaysDefault is how many distinct days a host must fail
+	// on, with no success in between, to become unavailable: Mastodon's
+	// delivery failure tracker's threshold. A week outlasts a weekend's
+	// outage and a migration, so only a host that is gone gets there.
+	AvailabilityDaysDefault = 7
+	// AvailabilityMaxHostsDefault bounds a MemoryAvailabilityStore.
+	AvailabilityMaxHostsDefault = 100_000
+)
+
+// ErrUnavailable is the Err of a delivery skipped because its host is
+// unavailable (a *DeliveryError of KindSkipped).
+var ErrUnavailable = errors.New("deliver: host unavailable")
+
+// AvailabilityRule says when a host becomes unavailable.
+type AvailabilityRule struct {
+	// Days is how many distinct days (UTC, by the caller's clock) with a
+	// failure, and no success since the first of them, make a host
+	// unavailable.
+	Days int
+}
+
+// UnavailableHost is a host deliveries are skipped for.
+type UnavailableHost struct {
+	// Host is the host (the limiter's and breaker's key: host[:port]).
+	Host string
+	// Since is when it became unavailable, by the clock of the caller that
+	// recorded its last failure.
+	Since time.Time
+}
+
+// AvailabilityStore remembers across days which hosts fail, as
+// Mastodon's delivery failure tracker does: a host that failed on Days
+// distinct days with no success in between is unavailable until it is
+// seen alive (a delivery it accepts, an activity it sends, a fetch it
+// answers, an operator's clear). Implementations are safe for concurrent
+// use and may be shared by several processes (deliver/redisavailability,
+// deliver/pgavailability); they never read a clock of their own: every
+// time comes from the caller. deliver/delivertest.TestAvailabilityStore is
+// the conformance suite.
+type AvailabilityStore interface {
+	// Failure records that host failed at now and returns when it became
+	// unavailable, if it is now.
+	Failure(ctx context.Context, host string, now time.Time, rule AvailabilityRule) (since time.Time, unavailable bool, err error)
+	// SeenAlive forgets host's failures: it is available.
+	SeenAlive(ctx context.Context, host string) error
+	// Unavailable reports whether host is unavailable, and since when.
+	Unavailable(ctx context.Context, host string) (since time.Time, unavailable bool, err error)
+	// ListUnavailable returns the unavailable hosts, oldest first.
+	ListUnavailable(ctx context.Context) ([]UnavailableHost, error)
+}
+
+// AvailabilityConfig configures the availability rule of a Deliverer.
+type AvailabilityConfig struct {
+	// Store remembers failures. Defaults to a MemoryAvailabilityStore of
+	// AvailabilityMaxHostsDefault hosts; give a shared store to several
+	// processes sharing a queue.
+	Store AvailabilityStore
+	// Days is the rule's threshold. Defaults to AvailabilityDaysDefault.
+	Days int
+	// OnSkipped sees each delivery skipped because its host is
+	// unavailable, before it is settled as skipped. Defaults to nil.
+	OnSkipped func(ctx context.Context, s UnavailableSkip)
+}
+
+// UnavailableSkip describes a delivery skipped because its host is
+// unavailable, for AvailabilityConfig.OnSkipped.
+type UnavailableSkip struct {
+	// Inbox is the destination and Host its host.
+	Inbox, Host string
+	// ActivityID and Tag are the activity's "id" and the batch's tag.
+	ActivityID, Tag string
+	// Since is when the host became unavailable.
+	Since time.Time
+}
+
+// SeenAlive tells the Deliverer that host (host[:port], as in an inbox URL)
+// is alive: the application calls it from its inbox for every activity
+// that arrives from host (a verified one), so that a host marked
+// unavailable gets deliveries again. fetch.Config.Alive takes the store
+// itself, for hosts seen alive by a fetch.
+func (d *Deliverer) SeenAlive(ctx context.Context, host string) error {
+	if d.cfg.DisableAvailability {
+		return nil
+	}
+	return d.cfg.Availability.Store.SeenAlive(ctx, host)
+}
+
+// skipUnavailable settles j as skipped when its host is unavailable, and
+// reports whether it did. A store that cannot answer does not stop
+// delivery.
+func (d *Deliverer) skipUnavailable(ctx context.Context, j *Job, host string) bool {
+	if d.cfg.DisableAvailability {
+		return false
+	}
+	a := &d.cfg.Availability
+	since, down, err := a.Store.Unavailable(ctx, host)
+	if err != nil {
+		d.log.Warn("deliver: availability store failed; sending anyway", "host", host, "err", err)
+		return false
+	}
+	if !down {
+		return false
+	}
+	if a.OnSkipped != nil {
+		a.OnSkipped(ctx, UnavailableSkip{Inbox: j.Inbox, Host: host, ActivityID: j.Envelope.ActivityID,
+			Tag: j.Envelope.Tag, Since: since})
+	}
+	d.settle(ctx, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox, Err: ErrUnavailable})
+	return true
+}
+
+// observeAvailability records an attempt's outcome: a delivery the host
+// accepted is its sign of life; a failure to reach it (no answer, a
+// timeout, a 5xx, 408 or 429) is a failure of the day. A refusal (another
+// 4xx) says the host is up but says nothing else, and changes nothing.
+func (d *Deliverer) observeAvailability(ctx context.Context, host string, delivered, reachable bool) {
+	if d.cfg.DisableAvailability {
+		return
+	}
+	a := &d.cfg.Availability
+	var err error
+	switch {
+	case delivered:
+		err = a.Store.SeenAlive(ctx, host)
+	case !reachable:
+		var since time.Time
+		var down bool
+		since, down, err = a.Store.Failure(ctx, host, d.cfg.Now(), AvailabilityRule{Days: a.Days})
+		if err == nil && down {
+			d.log.Info("deliver: host unavailable", "host", host, "since", since)
+		}
+	}
+	if err != nil {
+		d.log.Warn("deliver: availability store failed", "host", host, "err", err)
+	}
+}
+
+// fillAvailability applies the defaults.
+func fillAvailability(a *AvailabilityConfig) {
+	if a.Store == nil {
+		a.Store = NewMemoryAvailabilityStore(0)
+	}
+	if a.Days <= 0 {
+		a.Days = AvailabilityDaysDefault
+	}
+}
+
+// dayOf numbers t's UTC day.
+func dayOf(t time.Time) int64 {
+	return t.Unix() / 86400
+}
+
+var _ AvailabilityStore = (*MemoryAvailabilityStore)(nil)
+
+// MemoryAvailabilityStore is an AvailabilityStore in memory, for one
+// process. It keeps at most its bound of failing hosts: past it, a new
+// failing host displaces one that is still available (or, when all are
+// unavailable, any), so memory stays bounded whatever the network does.
+// Checking a host costs one map read under a read lock.
+type MemoryAvailabilityStore struct {
+	max   int
+	mu    sync.RWMutex
+	hosts map[string]*availEntry
+}
+
+type availEntry struct {
+	days  []int64 // distinct failure days since the last success, at most the rule's Days
+	since time.Time
+}
+
+// NewMemoryAvailabilityStore keeps at most maxHosts failing hosts; below 1
+// means AvailabilityMaxHostsDefault.
+func NewMemoryAvailabilityStore(maxHosts int) *MemoryAvailabilityStore {
+	if maxHosts < 1 {
+		maxHosts = AvailabilityMaxHostsDefault
+	}
+	return &MemoryAvailabilityStore{max: maxHosts, hosts: map[string]*availEntry{}}
+}
+
+// Failure implements AvailabilityStore.
+func (m *MemoryAvailabilityStore) Failure(_ context.Context, host string, now time.Time, rule AvailabilityRule) (time.Time, bool, error) {
+	days := max(rule.Days, 1)
+	day := dayOf(now)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.hosts[host]
+	if e == nil {
+		if len(m.hosts) >= m.max {
+			m.evictLocked()
+		}
+		e = &availEntry{}
+		m.hosts[host] = e
+	}
+	if !slices.Contains(e.days, day) {
+		e.days = append(e.days, day)
+		if len(e.days) > days {
+			e.days = slices.Delete(e.days, 0, len(e.days)-days)
+		}
+	}
+	if e.since.IsZero() && len(e.days) >= days {
+		e.since = now
+	}
+	return e.since, !e.since.IsZero(), nil
+}
+
+// evictLocked drops one host, preferring one still available.
+func (m *MemoryAvailabilityStore) evictLocked() {
+	victim, found := "", false
+	for h, e := range m.hosts {
+		if e.since.IsZero() {
+			delete(m.hosts, h)
+			return
+		}
+		if !found {
+			victim, found = h, true
+		}
+	}
+	if found {
+		delete(m.hosts, victim)
+	}
+}
+
+// SeenAlive implements AvailabilityStore.
+func (m *MemoryAvailabilityStore) SeenAlive(_ context.Context, host string) error {
+	m.mu.RLock()
+	_, ok := m.hosts[host]
+	m.mu.RUnlock()
+	if !ok {
+		// The common case, a healthy host's delivery: no write lock.
+		return nil
+	}
+	m.mu.Lock()
+	delete(m.hosts, host)
+	m.mu.Unlock()
+	return nil
+}
+
+// Unavailable implements AvailabilityStore.
+func (m *MemoryAvailabilityStore) Unavailable(_ context.Context, host string) (time.Time, bool, error) {
+	m.mu.RLock()
+	e := m.hosts[host]
+	var since time.Time
+	if e != nil {
+		since = e.since
+	}
+	m.mu.RUnlock()
+	return since, !since.IsZero(), nil
+}
+
+// ListUnavailable implements AvailabilityStore.
+func (m *MemoryAvailabilityStore) ListUnavailable(context.Context) ([]UnavailableHost, error) {
+	m.mu.RLock()
+	var out []UnavailableHost
+	for h, e := range m.hosts {
+		if !e.since.IsZero() {
+			out = append(out, UnavailableHost{Host: h, Since: e.since})
+		}
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(out, func(a, b UnavailableHost) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return compareStrings(a.Host, b.Host)
+	})
+	return out, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Len returns how many hosts are remembered as failing.
+func (m *MemoryAvailabilityStore) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.hosts)
+}
