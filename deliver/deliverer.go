@@ -17,6 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver/colsync"
 	"github.com/fedkit/fedkit/sig"
@@ -171,6 +174,22 @@ type Config struct {
 	// tried however long it has failed. Defaults to false (rule on).
 	DisableAvailability bool
 
+	// TracerProvider receives a span per SendBatch (deliver.enqueue) and
+	// per attempt (deliver.attempt), linked to the span that queued it.
+	// Defaults to OpenTelemetry's global provider, a no-op until the
+	// application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the deliveries counter, the attempt duration
+	// histogram and, while Run runs, the queue depth and breakers-open
+	// gauges (package doc, "Telemetry"). Defaults to OpenTelemetry's global
+	// provider, a no-op until the application installs one.
+	MeterProvider metric.MeterProvider
+	// MetricHosts adds server.address, the inbox's host, to the deliveries
+	// counter and the duration histogram: one series per host delivered
+	// to, which only an operator who knows their peers are few should
+	// want. Defaults to false (no hosts on metrics).
+	MetricHosts bool
+
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
 	// Now returns the current time. Defaults to time.Now.
@@ -306,6 +325,8 @@ type Deliverer struct {
 	// negotiated keeps the signature each host asked for with
 	// Accept-Signature and then accepted (negotiate.go).
 	negotiated negotiatedShapes
+
+	tel telemetry
 }
 
 type signerEntry struct {
@@ -421,6 +442,7 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.instrument()
 	return d, nil
 }
 
@@ -463,7 +485,10 @@ func (d *Deliverer) SendBatch(ctx context.Context, keyID string, activity []byte
 	case b.Priority, d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes:
 		e.Lane = LanePriority
 	}
-	if err := d.queue.Enqueue(ctx, e); err != nil {
+	ctx, span := d.startEnqueue(ctx, e)
+	err := d.queue.Enqueue(ctx, e)
+	endSpan(span, err)
+	if err != nil {
 		return err
 	}
 	select {
@@ -538,6 +563,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	// Sends in flight outlive ctx by the grace period.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	defer d.startGauges()()
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	waiters := make(chan struct{}, waitersPerSlot*d.cfg.Concurrency)
 	gate := newCPUGate(signBacklogPerCore * runtime.GOMAXPROCS(0))
@@ -788,6 +814,8 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
+	work, span := d.startAttempt(work, j)
+	defer span.End()
 
 	key, err := d.keys.Key(work, e.KeyID)
 	if err != nil && work.Err() != nil {
@@ -960,6 +988,7 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 
 func (d *Deliverer) attempt(ctx context.Context, j *Job, host string, number int, a Attempt) {
 	a.Inbox, a.Host, a.ActivityID, a.Tag, a.Number = j.Inbox, host, j.Envelope.ActivityID, j.Envelope.Tag, number
+	d.recordAttempt(ctx, &a)
 	if d.log.Enabled(ctx, slog.LevelDebug) {
 		d.log.DebugContext(ctx, "deliver: attempt", "inbox", a.Inbox, "outcome", a.Outcome.String(), "status", a.StatusCode,
 			"attempt", number, "duration", a.Duration, "scheme", a.Scheme.String(), "err", a.Err)

@@ -166,4 +166,33 @@
 // Failures are *DeliveryError values whose Kind (retryable, permanent, held,
 // skipped, deadline, exhausted) says what happened; errors.Is matches the
 // sentinels ErrRetryable, ErrPermanent, and so on.
+//
+// # Telemetry
+//
+// Config.TracerProvider and MeterProvider default to OpenTelemetry's global
+// providers, no-ops until the application installs its own; the package
+// uses the OpenTelemetry API only. Attribute names live in internal/otelx.
+//
+// Spans: SendBatch opens deliver.enqueue (producer; activitypub.activity.id
+// and .type, activitypub.actor.id, activitypub.inboxes, fedkit.deliver.lane)
+// and stores its W3C traceparent in Envelope.TraceParent, which every Queue
+// keeps (pgqueue in a column), so each attempt's deliver.attempt span
+// (client) links to it in whatever process claims the job. An attempt's
+// span has the HTTP client attributes (http.request.method, server.address,
+// server.port, url.full, http.response.status_code), the activity's id and
+// type, activitypub.activity.retries (attempts before this one),
+// fedkit.deliver.outcome (delivered, failed, held), fedkit.deliver.scheme
+// (cavage, rfc9421, none), fedkit.deliver.probe, and on failure error.type:
+// the status code, or one of held, signing, timeout, blocked, invalid_url,
+// hidden_service, redirect, transport, _OTHER.
+//
+// Metrics: fedkit.deliver.deliveries counts attempts by
+// fedkit.deliver.outcome and fedkit.deliver.scheme;
+// fedkit.deliver.attempt.duration (s) is the histogram of attempts that sent
+// a request. Neither carries an inbox or a host unless Config.MetricHosts
+// adds server.address. While Run runs, fedkit.deliver.queue.depth reports
+// the queued deliveries per fedkit.deliver.lane (for a Queue with a Depth
+// method: MemoryQueue, pgqueue) and fedkit.deliver.breakers.open the lights
+// open or probing (for a BreakerStore implementing BreakerCounter:
+// MemoryBreakerStore, redisbreaker).
 package deliver

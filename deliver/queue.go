@@ -68,6 +68,10 @@ type Envelope struct {
 	// SynchronizeCollection asks the deliverer to add a
 	// Collection-Synchronization header (FEP-8fcf).
 	SynchronizeCollection bool
+	// TraceParent is the W3C traceparent of the span that queued the send
+	// (empty when none was recording), so that each attempt's span links to
+	// it across processes. A Queue stores and returns it as is.
+	TraceParent string
 }
 
 // Job is one claimed delivery: an Envelope and one of its inboxes.

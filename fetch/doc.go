@@ -68,4 +68,22 @@
 // valid eddsa-jcs-2022 proof (package sig) by a verification method of the
 // id's own DID, and only with authors under that DID. Other DID methods,
 // proof sets and chains, and gateway discovery are not supported.
+//
+// # Telemetry
+//
+// Config.TracerProvider and MeterProvider default to OpenTelemetry's global
+// providers, no-ops until the application installs its own; the package
+// uses the OpenTelemetry API only, with the attribute names of
+// internal/otelx. Each fetch is a fetch.get span (server.address,
+// server.port, url.full, fedkit.fetch.signed, fedkit.fetch.requests,
+// fedkit.fetch.outcome: fetched, refused or failed, and
+// http.response.status_code or error.type), the parent of one GET client
+// span per request it sent: the first, each redirect hop (url.full the
+// hop's, http.request.resend_count counting the requests before it) and a
+// signed retry with the other scheme (fedkit.fetch.scheme). The
+// fedkit.fetch.fetches counter counts fetches by fedkit.fetch.outcome,
+// http.response.status_code and error.type (closed values: the status, or
+// budget, invalid_url, blocked, hidden_service, too_large,
+// too_many_redirects, redirect_loop, scheme_downgrade, timeout, canceled,
+// transport, _OTHER); no URL or host.
 package fetch

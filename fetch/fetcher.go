@@ -16,6 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/sig"
 )
@@ -79,6 +82,15 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives debug logs. Defaults to discarding.
 	Logger *slog.Logger
+	// TracerProvider receives a span per fetch (fetch.get) and one per
+	// request it sent: each redirect hop and a signed retry (package doc,
+	// "Telemetry"). Defaults to OpenTelemetry's global provider, a no-op
+	// until the application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the fedkit.fetch.fetches counter. Defaults to
+	// OpenTelemetry's global provider, a no-op until the application
+	// installs one.
+	MeterProvider metric.MeterProvider
 }
 
 // Fetcher fetches documents through a guarded client and decides what to
@@ -87,6 +99,7 @@ type Fetcher struct {
 	c   *client.Client
 	cfg Config
 	log *slog.Logger
+	tel *telemetry
 }
 
 // New returns a Fetcher using c, which the caller owns.
@@ -121,7 +134,9 @@ func New(c *client.Client, cfg *Config) (*Fetcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Fetcher{c: c, cfg: conf, log: log}, nil
+	f := &Fetcher{c: c, cfg: conf, log: log}
+	f.instrument()
+	return f, nil
 }
 
 // response is a fetched response with its body read.
@@ -146,6 +161,18 @@ type getOpts struct {
 // get performs one budgeted GET. Non-200 responses come back without a
 // body for the caller to classify.
 func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, error) {
+	ctx, tr := f.startFetch(ctx, raw, o.sign && f.cfg.Signer != nil)
+	r, err := f.getTraced(ctx, raw, o, tr)
+	status := 0
+	if r != nil {
+		status = r.status
+	}
+	tr.end(ctx, status, err)
+	return r, err
+}
+
+// getTraced is get within its fetch's span.
+func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip) (*response, error) {
 	if err := spend(ctx); err != nil {
 		return nil, err
 	}
@@ -160,9 +187,9 @@ func (f *Fetcher) get(ctx context.Context, raw string, o getOpts) (*response, er
 	req.Header.Set("Accept", o.accept)
 	var resp *http.Response
 	if o.sign && f.cfg.Signer != nil {
-		resp, err = f.doSigned(ctx, req)
+		resp, err = f.doSigned(ctx, req, tr)
 	} else {
-		resp, err = f.do(req, nil)
+		resp, err = f.do(req, tr.sign(nil, 0))
 	}
 	if err != nil {
 		return nil, err
@@ -229,7 +256,7 @@ func refused(code int) bool {
 // it is what the server said to the scheme it reads, unless it was a 401 or
 // 403 and the second a 400: the server read the second scheme and refused
 // the request. Any other answer to the second (a 404, a 5xx) stands.
-func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Response, error) {
+func (f *Fetcher) doSigned(ctx context.Context, req *http.Request, tr *trip) (*http.Response, error) {
 	host := strings.ToLower(req.URL.Host)
 	first, known, err := f.cfg.Schemes.Scheme(ctx, host)
 	if err != nil {
@@ -240,9 +267,7 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 	if !known {
 		first = f.firstScheme(signer)
 	}
-	with := func(s sig.Scheme) client.SignFunc {
-		return func(r *http.Request) error { return signer.Sign(r, s) }
-	}
+	with := func(s sig.Scheme) client.SignFunc { return tr.sign(signer, s) }
 	resp, err := f.do(req, with(first))
 	if err != nil {
 		return nil, err
@@ -257,8 +282,10 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
 	resp.Body.Close()
 	resp.Body = http.NoBody
+	tr.endRequest(resp.StatusCode, nil)
 	second, err := f.do(req, with(other(first)))
 	if err != nil {
+		tr.endRequest(0, err)
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -277,6 +304,7 @@ func (f *Fetcher) doSigned(ctx context.Context, req *http.Request) (*http.Respon
 	}
 	_, _ = io.CopyN(io.Discard, second.Body, 4096)
 	second.Body.Close()
+	tr.endRequest(second.StatusCode, nil)
 	return resp, nil
 }
 

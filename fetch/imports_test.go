@@ -7,7 +7,8 @@ import (
 )
 
 // TestImports keeps the dependency direction: fetch builds on client, sig
-// and origin, and needs nothing beyond x/net/html.
+// and origin, and needs nothing beyond x/net/html and the OpenTelemetry API
+// (its names from internal/otelx).
 func TestImports(t *testing.T) {
 	t.Parallel()
 	pkg, err := build.ImportDir(".", 0)
@@ -20,6 +21,13 @@ func TestImports(t *testing.T) {
 		"github.com/fedkit/fedkit/origin": true,
 		"golang.org/x/net/html":           true,
 		"golang.org/x/net/html/atom":      true,
+		// Telemetry: the API only (deps_test.go's TestTelemetryAPIOnly).
+		"github.com/fedkit/fedkit/internal/otelx": true,
+		"go.opentelemetry.io/otel/attribute":      true,
+		"go.opentelemetry.io/otel/codes":          true,
+		"go.opentelemetry.io/otel/metric":         true,
+		"go.opentelemetry.io/otel/metric/noop":    true,
+		"go.opentelemetry.io/otel/trace":          true,
 	}
 	for _, imp := range pkg.Imports {
 		first, _, _ := strings.Cut(imp, "/")

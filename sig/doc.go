@@ -68,4 +68,21 @@
 //	proof, err := sig.VerifyProof(signed, edPub)
 //
 // sig imports no other fedkit package.
+//
+// # Telemetry
+//
+// VerifierConfig.TracerProvider and MeterProvider default to
+// OpenTelemetry's global providers, no-ops until the application installs
+// its own; the package uses the OpenTelemetry API only, with the attribute
+// names of internal/otelx. Each Verify (and so each request through
+// Middleware) is a sig.verify span, the parent of the key resolution's
+// spans: fedkit.sig.outcome (verified, refused), fedkit.sig.scheme (cavage,
+// rfc9421, none), http_signatures.verified, and on success
+// http_signatures.key_id and activitypub.actor.id (the key's owner), on
+// failure error.type. The fedkit.sig.verifications counter counts them by
+// fedkit.sig.outcome, fedkit.sig.scheme and error.type, a closed set:
+// no_signature, expired, unknown_key, gone, digest_mismatch,
+// scheme_mismatch, bad_signature, unsupported_algorithm, missing_component,
+// malformed, replay, weak_key, unsupported_key, canceled, _OTHER. No key
+// ID, actor or host reaches a metric.
 package sig

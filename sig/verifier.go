@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Key is a resolved verification key.
@@ -78,6 +81,14 @@ type VerifierConfig struct {
 	// MaxBodyBytes bounds the body read to check a digest. Defaults to
 	// MaxBodyBytesDefault.
 	MaxBodyBytes int64
+	// TracerProvider receives a sig.verify span per verification (package
+	// doc, "Telemetry"). Defaults to OpenTelemetry's global provider, a
+	// no-op until the application installs one.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the fedkit.sig.verifications counter.
+	// Defaults to OpenTelemetry's global provider, a no-op until the
+	// application installs one.
+	MeterProvider metric.MeterProvider
 }
 
 // Result reports a verified signature.
@@ -98,6 +109,7 @@ type Result struct {
 type Verifier struct {
 	keys KeyResolver
 	cfg  VerifierConfig
+	tel  *verifyTelemetry
 }
 
 // NewVerifier returns a Verifier resolving keys through keys.
@@ -131,17 +143,12 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 	if c.URLScheme != "http" && c.URLScheme != "https" {
 		return nil, fmt.Errorf("sig: URLScheme %q", c.URLScheme)
 	}
+	v.instrument()
 	return v, nil
 }
 
-// Verify verifies req, signed with either scheme (RFC 9421 when it
-// carries Signature-Input, cavage otherwise). It checks, in order: the
-// signature parses; it covers what Mastodon requires (the method and
-// target, the host or authority, Date or created, and the digest when
-// there is a body; with @path for the target, the query when there is
-// one); the clock window; the key; the signature; the digest
-// against the body; then the nonce. The body is read and put back.
-func (v *Verifier) Verify(req *http.Request) (*Result, error) {
+// verify is Verify without its telemetry.
+func (v *Verifier) verify(req *http.Request) (*Result, error) {
 	if len(req.Header["Signature-Input"]) > 0 {
 		return v.verify9421(req)
 	}

@@ -233,4 +233,41 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 			t.Fatalf("an inbox-URL light shares a host light's state: %+v", a)
 		}
 	})
+
+	// A store that counts its open lights for the breakers-open gauge
+	// counts the open and the probing, not one with failures below the
+	// threshold nor one closed again.
+	t.Run("OpenBreakersCounted", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		bc, ok := s.(deliver.BreakerCounter)
+		if !ok {
+			t.Skip("the store does not implement deliver.BreakerCounter")
+		}
+		count := func(now time.Time) int {
+			t.Helper()
+			n, err := bc.OpenBreakers(ctx, now)
+			if err != nil {
+				t.Fatalf("OpenBreakers: %v", err)
+			}
+			return n
+		}
+		if n := count(t0); n != 0 {
+			t.Fatalf("empty store: %d open; want 0", n)
+		}
+		open(t, s, t0)                                // b.example: open
+		fail(t, s, "c.example", rule.Threshold, t0)   // c.example: open, then probing
+		fail(t, s, "d.example", rule.Threshold-1, t0) // d.example: failing, still closed
+		later := t0.Add(rule.CoolOff)
+		if a := admit(t, s, "c.example", later); !a.Probe {
+			t.Fatalf("c.example after its cool-off: %+v, want the probe", a)
+		}
+		if n := count(later); n != 2 {
+			t.Fatalf("%d open; want 2 (one open, one probing)", n)
+		}
+		record(t, s, "c.example", true, true, later)
+		if n := count(later); n != 1 {
+			t.Fatalf("after a probe closed one: %d open; want 1", n)
+		}
+	})
 }

@@ -78,6 +78,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		e.MaxAttempts = 3
 		e.OrderingKey = "obj"
 		e.SynchronizeCollection = true
+		e.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		enqueue(t, q, e)
 		jobs := claim(t, q, t0, 10)
 		got := inboxesOf(jobs)
@@ -95,7 +96,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 			if g.KeyID != e.KeyID || g.ActivityID != e.ActivityID || g.ActorID != e.ActorID ||
 				string(g.Body) != string(e.Body) || g.Tag != e.Tag || !g.Deadline.Equal(e.Deadline) ||
 				g.MaxAttempts != 3 || g.Lane != deliver.LaneNormal || g.OrderingKey != "obj" ||
-				!g.SynchronizeCollection {
+				!g.SynchronizeCollection || g.TraceParent != e.TraceParent {
 				t.Errorf("envelope did not round-trip: got %+v", g)
 			}
 			if j.Attempts != 0 {

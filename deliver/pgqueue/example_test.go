@@ -88,6 +88,7 @@ func ExampleQueue_Schema() {
 	// CREATE TABLE IF NOT EXISTS tenant_a_counts (
 	// ALTER TABLE tenant_a_jobs ADD COLUMN IF NOT EXISTS ordering_key text;
 	// ALTER TABLE tenant_a_jobs SET (fillfactor = 70);
+	// ALTER TABLE tenant_a_activities ADD COLUMN IF NOT EXISTS trace_parent text NOT NULL DEFAULT '';
 }
 
 // Notify wakes a worker when another process enqueues, or when a retry

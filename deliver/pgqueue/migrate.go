@@ -53,7 +53,7 @@ func migrations() ([]migration, error) {
 }
 
 // SchemaVersion is the migration version this package's code needs.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Schema returns the SQL of every migration, in order, for a caller who
 // applies schema changes with their own tool rather than with Migrate. Each

@@ -189,7 +189,7 @@ func (q *Queue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
 	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, q.sql.insertActivity, e.KeyID, e.ActivityID, e.ActorID, e.Tag, e.Body,
-			deadline, e.MaxAttempts, e.SynchronizeCollection, e.EnqueuedAt).Scan(&id)
+			deadline, e.MaxAttempts, e.SynchronizeCollection, e.EnqueuedAt, e.TraceParent).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -338,7 +338,7 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 			maxAtt   int32
 		)
 		if err := rows.Scan(&id, &e.KeyID, &e.ActivityID, &e.ActorID, &e.Tag, &e.Body, &deadline, &maxAtt,
-			&e.SynchronizeCollection, &e.EnqueuedAt); err != nil {
+			&e.SynchronizeCollection, &e.EnqueuedAt, &e.TraceParent); err != nil {
 			return nil, mapError("claim", err)
 		}
 		if deadline != nil {

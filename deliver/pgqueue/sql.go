@@ -16,8 +16,8 @@ func (q *Queue) prepareSQL() statements {
 	r := func(sql string) string { return strings.ReplaceAll(q.render(sql), "{{shards}}", shards) }
 	return statements{
 		insertActivity: r(`INSERT INTO {{p}}activities
-			(key_id, activity_id, actor_id, tag, body, deadline, max_attempts, sync_collection, enqueued_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`),
+			(key_id, activity_id, actor_id, tag, body, deadline, max_attempts, sync_collection, enqueued_at, trace_parent)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`),
 		insertJobs: r(`INSERT INTO {{p}}jobs (activity, inbox, lane, due_at, ordering_key)
 			SELECT $1, i, $3, $4, $5 FROM unnest($2::text[]) WITH ORDINALITY AS t(i, n) ORDER BY n`),
 		// A keyed job waits while an earlier job with its key and inbox is
@@ -39,7 +39,7 @@ func (q *Queue) prepareSQL() statements {
 				FOR UPDATE SKIP LOCKED))
 			RETURNING j.id, j.token, j.activity, j.inbox, j.attempts, j.lane, j.ordering_key, j.due_at`),
 		selectActivities: r(`SELECT id, key_id, activity_id, actor_id, tag, body, deadline, max_attempts,
-			sync_collection, enqueued_at FROM {{p}}activities WHERE id = ANY($1)`),
+			sync_collection, enqueued_at, trace_parent FROM {{p}}activities WHERE id = ANY($1)`),
 		// One statement records a batch of outcomes. Each row is fenced by
 		// its token; a pending outcome that used up the send's attempts is
 		// given up here, and a retry is never due after the send's deadline,

@@ -142,7 +142,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	}
 	schemes := appSchemes{a} // shared: a host's scheme learned once
 	a.fetcher, err = fetch.New(a.httpc, &fetch.Config{Signer: signer, Schemes: schemes, Timeout: 15 * time.Second, Logger: a.log,
-		Alive: appAlive{a}})
+		Alive: appAlive{a}, TracerProvider: a.tel.tracer, MeterProvider: a.tel.meter})
 	if err != nil {
 		return nil, err
 	}
@@ -205,10 +205,10 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 	}
 	dcfg.Availability.Store = a.avail
 	a.health = relay.NewHealth(dcfg.Breaker.Threshold)
-	dcfg.OnAttempt = func(ctx context.Context, at deliver.Attempt) {
-		a.health.OnAttempt(ctx, at) // the status page, and its deliveries-per-minute chart
-		a.tel.onAttempt(ctx, at)
-	}
+	// The status page, and its deliveries-per-minute chart; the metrics
+	// are deliver's own (fedkit.deliver.*), from the providers below.
+	dcfg.OnAttempt = a.health.OnAttempt
+	dcfg.TracerProvider, dcfg.MeterProvider = a.tel.tracer, a.tel.meter
 	dcfg.SkipIf = relay.SkipUnsubscribed(a.store, 5*time.Second)
 	dcfg.Schemes = a.schemes
 	dcfg.Concurrency = cfg.JobConcurrency
@@ -243,7 +243,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		Blocked: cfg.BlockedDomains, Allowed: cfg.AllowedDomains, AdminToken: a.token,
 		Health: a.health, Status: statusSource{a}, Breakers: a.breakers, BreakerStore: a.brkName, Logger: a.log,
 		Seen: seen, Availability: a.avail, RatePerMinute: cfg.RateLimitPerMinute, RateBurst: cfg.RateLimitBurst, DisableRateLimit: cfg.RateLimitDisabled,
-		Metrics: a.adminMetrics(),
+		Metrics: a.adminMetrics(), TracerProvider: a.tel.tracer, MeterProvider: a.tel.meter,
 	})
 	if err != nil {
 		return nil, err

@@ -18,8 +18,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 )
@@ -48,8 +46,7 @@ type telemetry struct {
 	tp      *sdktrace.TracerProvider
 	metrics http.Handler // Prometheus text format
 
-	deliveries metric.Int64Counter
-	regs       []metric.Registration
+	regs []metric.Registration
 }
 
 func newTelemetry(ctx context.Context, e *env) (*telemetry, error) {
@@ -89,37 +86,18 @@ func newTelemetry(ctx context.Context, e *env) (*telemetry, error) {
 		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 		t.tracer = t.tp
 	}
-	m := t.meter.Meter("github.com/fedkit/fedkit/examples/relay")
-	if t.deliveries, err = m.Int64Counter("relay.deliveries",
-		metric.WithDescription("Delivery attempts of this process, by outcome (delivered, failed, held by an open breaker)"),
-		metric.WithUnit("{attempt}")); err != nil {
-		return nil, err
-	}
 	return t, nil
 }
 
-// onAttempt counts one delivery attempt; the deliverer's hook.
-func (t *telemetry) onAttempt(ctx context.Context, a deliver.Attempt) {
-	t.deliveries.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", a.Outcome.String())))
-}
-
-// observe registers the gauges read at collection: queue depth per lane,
-// subscribers by state and open breakers. Each read is bounded, and a
-// failed read reports nothing rather than a stale value.
+// observe registers the gauge read at collection: subscribers by state.
+// Deliveries, queue depth and open breakers are package deliver's own
+// metrics (fedkit.deliver.*), from the providers the deliverer is given.
+// The read is bounded, and a failed read reports nothing rather than a
+// stale value.
 func (t *telemetry) observe(a *app) error {
 	m := t.meter.Meter("github.com/fedkit/fedkit/examples/relay")
-	depth, err := m.Int64ObservableGauge("relay.queue.depth",
-		metric.WithDescription("Queued deliveries, claimed or not, per lane"), metric.WithUnit("{delivery}"))
-	if err != nil {
-		return err
-	}
 	subs, err := m.Int64ObservableGauge("relay.subscribers",
 		metric.WithDescription("Subscribed servers, by state (active, pending)"), metric.WithUnit("{subscriber}"))
-	if err != nil {
-		return err
-	}
-	open, err := m.Int64ObservableGauge("relay.breakers.open",
-		metric.WithDescription("Circuit breakers open or probing in the breaker store"), metric.WithUnit("{breaker}"))
 	if err != nil {
 		return err
 	}
@@ -127,13 +105,6 @@ func (t *telemetry) observe(a *app) error {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		var errs []error
-		if q, err := a.depth(ctx); err != nil {
-			errs = append(errs, err)
-		} else {
-			for lane, n := range map[string]int{"priority": q.Priority, "normal": q.Normal, "low": q.Low} {
-				o.ObserveInt64(depth, int64(n), metric.WithAttributes(attribute.String("lane", lane)))
-			}
-		}
 		if list, err := a.store.List(ctx); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -149,22 +120,8 @@ func (t *telemetry) observe(a *app) error {
 				o.ObserveInt64(subs, v, metric.WithAttributes(attribute.String("state", state)))
 			}
 		}
-		if a.breakers != nil {
-			if lights, err := a.breakers.Lights(ctx); err != nil {
-				errs = append(errs, err)
-			} else {
-				n := int64(0)
-				now := time.Now()
-				for _, l := range lights {
-					if c := redisbreaker.Light(l).Color(now); c == redisbreaker.Red || c == redisbreaker.Yellow {
-						n++
-					}
-				}
-				o.ObserveInt64(open, n)
-			}
-		}
 		return errors.Join(errs...)
-	}, depth, subs, open)
+	}, subs)
 	if err != nil {
 		return err
 	}

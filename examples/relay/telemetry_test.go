@@ -71,12 +71,12 @@ func TestMetricsBehindAdminToken(t *testing.T) {
 		labels     []string
 		want       *regexp.Regexp
 	}{
-		{"delivered attempts", "relay_deliveries_total", []string{`outcome="delivered"`}, regexp.MustCompile(`^[1-9][0-9]*$`)},
-		{"failed attempts", "relay_deliveries_total", []string{`outcome="failed"`}, regexp.MustCompile(`^[1-9][0-9]*$`)},
+		{"delivered attempts", "fedkit_deliver_deliveries_total", []string{`fedkit_deliver_outcome="delivered"`}, regexp.MustCompile(`^[1-9][0-9]*$`)},
+		{"failed attempts", "fedkit_deliver_deliveries_total", []string{`fedkit_deliver_outcome="failed"`}, regexp.MustCompile(`^[1-9][0-9]*$`)},
 		{"active subscribers", "relay_subscribers", []string{`state="active"`}, regexp.MustCompile(`^2$`)},
 		{"pending subscribers", "relay_subscribers", []string{`state="pending"`}, regexp.MustCompile(`^0$`)},
-		{"normal lane", "relay_queue_depth", []string{`lane="normal"`}, regexp.MustCompile(`^[0-9]+$`)},
-		{"open breakers", "relay_breakers_open", nil, regexp.MustCompile(`^2$`)}, // the down host and "elsewhere"
+		{"normal lane", "fedkit_deliver_queue_depth", []string{`fedkit_deliver_lane="normal"`}, regexp.MustCompile(`^[0-9]+$`)},
+		{"open breakers", "fedkit_deliver_breakers_open", nil, regexp.MustCompile(`^2$`)}, // the down host and "elsewhere"
 	} {
 		v, ok := sample(body, tc.name, tc.labels...)
 		if !ok || !tc.want.MatchString(v) {

@@ -28,4 +28,20 @@
 //
 // Fetching happens behind interfaces this package owns (sig.KeyResolver,
 // KeyRefetcher, Refetcher, LDVerifier); it imports only sig.
+//
+// # Telemetry
+//
+// The providers are Config.Verifier's TracerProvider and MeterProvider
+// (OpenTelemetry's globals by default, no-ops until the application
+// installs its own): the signature check reports to them as package sig
+// says (a sig.verify span, fedkit.sig.verifications), and each Accept (so
+// each POST to ServeHTTP) is an inbox.accept span, the sig.verify span's
+// parent, with fedkit.inbox.outcome (accepted, refused), on acceptance
+// fedkit.inbox.trust (signature, ld_signature, proof, refetch, gone),
+// activitypub.activity.id, activitypub.activity.type (qualified, as Fedify
+// writes it), activitypub.actor.id and http_signatures.key_id, and on
+// refusal error.type: body_too_large, not_activity, malformed_signature,
+// no_signature, bad_signature, key_gone, signer_not_actor. The
+// fedkit.inbox.activities counter counts them by fedkit.inbox.outcome and
+// fedkit.inbox.trust or error.type.
 package inbox

@@ -73,6 +73,7 @@ type Handler struct {
 	receive func(context.Context, *Activity) error
 	cfg     Config
 	log     *slog.Logger
+	tel     *telemetry
 }
 
 // New returns an inbox resolving keys through keys (usually a
@@ -106,6 +107,7 @@ func New(keys sig.KeyResolver, receive func(ctx context.Context, a *Activity) er
 	if h.v, err = newVerifier(keys, &vc); err != nil {
 		return nil, err
 	}
+	h.instrument()
 	return h, nil
 }
 
@@ -142,22 +144,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// Accept runs the inbox's checks on r without answering it: the body
-// within bounds, a JSON activity with one actor, a valid HTTP signature,
-// and the activity tied to its actor, in this order of trust:
-//
-//  1. the signature's key belongs to the actor (TrustSignature);
-//  2. else an LD signature by the actor's key (TrustLDSignature), when
-//     Config.LD is set;
-//  3. else an eddsa-jcs-2022 proof by the actor's key (TrustProof),
-//     checked with any LD signature detached, since Fedify makes the
-//     proof first;
-//  4. else the activity as its id serves it, on the actor's origin, when
-//     Config.Objects is set (TrustRefetch);
-//
-// and a Delete of its own actor whose key is gone is TrustGone. Anything
-// else is a *RefusalError.
-func (h *Handler) Accept(r *http.Request) (*Activity, error) {
+// accept is Accept without its telemetry.
+func (h *Handler) accept(r *http.Request) (*Activity, error) {
 	ctx := r.Context()
 	body, err := readBody(r, h.cfg.MaxBodyBytes)
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/fetch"
@@ -108,6 +111,11 @@ type Config struct {
 	// Prometheus handler). Defaults to nil: no /metrics route, as when the
 	// metrics have a listener of their own.
 	Metrics http.Handler
+	// TracerProvider and MeterProvider receive the inbox's signature
+	// verifications (package sig's sig.verify spans and
+	// fedkit.sig.verifications). Default to OpenTelemetry's globals.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // errBlocked is a key resolution refused by the domain lists.
@@ -188,7 +196,8 @@ func New(cfg *Config) (*Relay, error) {
 		recordKey(ctx, id)
 		return c.Keys.ResolveKey(ctx, id)
 	})
-	vc := sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes}
+	vc := sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes,
+		TracerProvider: c.TracerProvider, MeterProvider: c.MeterProvider}
 	if r.verifier, err = sig.NewVerifier(keys, &vc); err != nil {
 		return nil, err
 	}
