@@ -57,8 +57,9 @@ type HostStats struct {
 	Received int
 	// Answered counts requests answered with a status, by status.
 	Answered map[int]int
-	// Hung counts requests a tarpit held until the client gave up, and
-	// Refused connections closed unanswered.
+	// Hung counts requests a tarpit holds (counted as they arrive) and
+	// requests to a slow host whose client gave up first; Refused counts
+	// connections closed unanswered (counted before the close).
 	Hung, Refused int
 }
 
@@ -232,19 +233,24 @@ func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
 	status := 0
 	switch p.Behaviour {
 	case Refuse:
+		// Counted before the close: the client sees the close at once and
+		// may read Stats before this handler would run another line.
+		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Refused++ })
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close()
 			}
 		}
-		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Refused++ })
 		return
 	case Hang:
+		// Counted on arrival, for the same reason: the client gives up
+		// before the server sees the connection go.
+		s.count(host, func(st *HostStats) { st.Hung++ })
 		select {
 		case <-r.Context().Done():
 		case <-s.quit:
 		}
-		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
+		s.done(host, r, body, arrived, 0, func(*HostStats) {})
 		return
 	}
 	if delay > 0 {
@@ -277,6 +283,13 @@ func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	s.done(host, r, body, arrived, status, func(st *HostStats) { st.Answered[status]++ })
+}
+
+// count updates host's stats under the lock.
+func (s *Sim) count(host string, f func(*HostStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.stats[host])
 }
 
 func (s *Sim) done(host string, r *http.Request, body []byte, arrived time.Time, status int, count func(*HostStats)) {
