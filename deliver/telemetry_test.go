@@ -6,55 +6,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/deliver"
 )
 
-// otelEnv is an SDK tracer provider recording every ended span and a meter
-// provider read on demand: the in-memory exporters the tests read.
-type otelEnv struct {
-	spans  *tracetest.SpanRecorder
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	mp     *sdkmetric.MeterProvider
-}
+// otelEnv holds the SDK's in-memory recorders (internal/oteltest).
+type otelEnv struct{ *oteltest.Env }
 
-func newOtel(t *testing.T) *otelEnv {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	reader := sdkmetric.NewManualReader()
-	o := &otelEnv{spans: rec, tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
-		reader: reader, mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
-	t.Cleanup(func() { _ = o.tp.Shutdown(context.Background()); _ = o.mp.Shutdown(context.Background()) })
-	return o
-}
+func newOtel(t *testing.T) *otelEnv { return &otelEnv{oteltest.New(t)} }
 
 func (o *otelEnv) install(cfg *deliver.Config) {
-	cfg.TracerProvider, cfg.MeterProvider = o.tp, o.mp
-}
-
-func (o *otelEnv) named(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, s := range o.spans.Ended() {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
+	cfg.TracerProvider, cfg.MeterProvider = o.TP, o.MP
 }
 
 func (o *otelEnv) metric(t *testing.T, name string) (metricdata.Aggregation, bool) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := o.Collect(t)
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if m.Name == name {
@@ -115,7 +88,7 @@ func TestTelemetryAttempts(t *testing.T) {
 
 	// The application's span around the send: deliver.enqueue is its
 	// child, and every attempt links to deliver.enqueue.
-	ctx, app := o.tp.Tracer("app").Start(context.Background(), "app.post")
+	ctx, app := o.TP.Tracer("app").Start(context.Background(), "app.post")
 	if err := b.d.SendBatch(ctx, testKeyID, activity("1"), []string{ok.URL("/inbox"), down.URL("/inbox")}, deliver.Batch{Tag: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +97,7 @@ func TestTelemetryAttempts(t *testing.T) {
 	b.clock.Advance(2 * time.Minute) // past the first retry, inside the cool-off
 	b.runDue(t)
 
-	enq := o.named("deliver.enqueue")
+	enq := o.Named("deliver.enqueue")
 	if len(enq) != 1 {
 		t.Fatalf("%d deliver.enqueue spans; want 1", len(enq))
 	}
@@ -137,7 +110,7 @@ func TestTelemetryAttempts(t *testing.T) {
 		"activitypub.inboxes":       "2",
 	})
 
-	attempts := o.named("deliver.attempt")
+	attempts := o.Named("deliver.attempt")
 	if len(attempts) != 3 {
 		t.Fatalf("%d deliver.attempt spans; want 3 (delivered, failed, held)", len(attempts))
 	}

@@ -7,47 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/directory"
 	"github.com/fedkit/fedkit/directory/directorytest"
 )
 
-// otelEnv is an SDK tracer provider recording every ended span and a meter
-// provider read on demand: the in-memory exporters the tests read.
-type otelEnv struct {
-	spans  *tracetest.SpanRecorder
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	mp     *sdkmetric.MeterProvider
-}
+// otelEnv holds the SDK's in-memory recorders (internal/oteltest).
+type otelEnv struct{ *oteltest.Env }
 
-func newOtel(t *testing.T) *otelEnv {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	reader := sdkmetric.NewManualReader()
-	o := &otelEnv{spans: rec, tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
-		reader: reader, mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
-	t.Cleanup(func() { _ = o.tp.Shutdown(context.Background()); _ = o.mp.Shutdown(context.Background()) })
-	return o
-}
-
-// named returns the ended spans called name, in end order.
-func (o *otelEnv) named(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, s := range o.spans.Ended() {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func newOtel(t *testing.T) *otelEnv { return &otelEnv{oteltest.New(t)} }
 
 func attrsOf(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 	m := map[attribute.Key]attribute.Value{}
@@ -97,7 +72,7 @@ func childOf(t *testing.T, child, parent sdktrace.ReadOnlySpan) {
 
 func withOtel(o *otelEnv) func(*directory.Config) {
 	return func(c *directory.Config) {
-		c.TracerProvider, c.MeterProvider = o.tp, o.mp
+		c.TracerProvider, c.MeterProvider = o.TP, o.MP
 		c.Backoff = time.Millisecond
 	}
 }
@@ -110,7 +85,7 @@ func TestCallSpans(t *testing.T) {
 	if _, err := b.c.Sync(context.Background(), dirO, nil); err != nil {
 		t.Fatal(err)
 	}
-	syncs, regs, gets, posts := o.named("directory.sync"), o.named("directory.register"), o.named("GET"), o.named("POST")
+	syncs, regs, gets, posts := o.Named("directory.sync"), o.Named("directory.register"), o.Named("GET"), o.Named("POST")
 	if len(syncs) != 1 || len(regs) != 1 || len(gets) != 1 || len(posts) != 1 {
 		t.Fatalf("spans: %d sync, %d register, %d GET, %d POST; want one each", len(syncs), len(regs), len(gets), len(posts))
 	}
@@ -155,14 +130,14 @@ func TestCallSpanReconciled(t *testing.T) {
 	if _, err := b.c.Heartbeat(ctx, dirO, v3); err != nil {
 		t.Fatal(err)
 	}
-	hb := o.named("directory.heartbeat")
+	hb := o.Named("directory.heartbeat")
 	if len(hb) != 1 {
 		t.Fatalf("%d heartbeat spans", len(hb))
 	}
 	wantAttrs(t, hb[0], map[string]any{"fedkit.directory.reconciled": true, "fedkit.directory.requests": 3,
 		"fedkit.directory.outcome": "recorded", "http.response.status_code": 200, "error.type": nil})
 	var under []string
-	for _, s := range o.named("POST") {
+	for _, s := range o.Named("POST") {
 		if s.Parent().SpanID() == hb[0].SpanContext().SpanID() {
 			a := attrsOf(s)
 			under = append(under, a["fedkit.directory.operation"].AsString()+" "+a["http.response.status_code"].String()+" "+a["error.type"].String())
@@ -185,7 +160,7 @@ func TestCallSpanFailures(t *testing.T) {
 		if _, err := b.c.Register(ctx, dirO, &directory.CallOpts{Version: directory.V2}); err != nil {
 			t.Fatal(err)
 		}
-		posts := o.named("POST")
+		posts := o.Named("POST")
 		if len(posts) != 3 {
 			t.Fatalf("%d POST spans; want 3", len(posts))
 		}
@@ -204,7 +179,7 @@ func TestCallSpanFailures(t *testing.T) {
 			}
 			wantAttrs(t, s, want)
 		}
-		wantAttrs(t, o.named("directory.register")[0], map[string]any{"fedkit.directory.requests": 3, "error.type": nil})
+		wantAttrs(t, o.Named("directory.register")[0], map[string]any{"fedkit.directory.requests": 3, "error.type": nil})
 	})
 	for _, tc := range []struct {
 		name    string
@@ -229,12 +204,12 @@ func TestCallSpanFailures(t *testing.T) {
 			if _, err := b.c.Register(ctx, tc.origin, &directory.CallOpts{Version: directory.V3}); err == nil {
 				t.Fatal("register succeeded")
 			}
-			reg := o.named("directory.register")
+			reg := o.Named("directory.register")
 			if len(reg) != 1 || reg[0].Status().Code != codes.Error {
 				t.Fatalf("register spans %v", reg)
 			}
 			wantAttrs(t, reg[0], map[string]any{"error.type": tc.errType})
-			if got := len(o.named("POST")); got != tc.posts {
+			if got := len(o.Named("POST")); got != tc.posts {
 				t.Errorf("%d POST spans; want %d", got, tc.posts)
 			}
 		})
@@ -244,10 +219,7 @@ func TestCallSpanFailures(t *testing.T) {
 // gauge reads fedkit.directory.state as "origin state" -> value.
 func (o *otelEnv) gauge(t *testing.T) map[string]int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := o.Collect(t)
 	out := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != "github.com/fedkit/fedkit/directory" {
@@ -302,7 +274,7 @@ func current(t *testing.T, g map[string]int64, origin string) string {
 func TestSchedulerTelemetry(t *testing.T) {
 	o := newOtel(t)
 	e := newSchedEnv(t, nil, directory.Profile{})
-	s := e.scheduler(&directory.SchedulerConfig{TracerProvider: o.tp, MeterProvider: o.mp})
+	s := e.scheduler(&directory.SchedulerConfig{TracerProvider: o.TP, MeterProvider: o.MP})
 	ctx := context.Background()
 	if g := o.gauge(t); len(g) != 0 {
 		t.Fatalf("gauge before any tick = %v; want no series", g)
@@ -311,7 +283,7 @@ func TestSchedulerTelemetry(t *testing.T) {
 	if st := current(t, o.gauge(t), schedOrigin); st != string(directory.StateRegistered) {
 		t.Errorf("state after the startup register = %s; want registered", st)
 	}
-	rs := o.named("directory.reconcile")
+	rs := o.Named("directory.reconcile")
 	if len(rs) != 1 {
 		t.Fatalf("%d reconcile spans; want 1", len(rs))
 	}
@@ -338,15 +310,15 @@ func TestSchedulerReconcileSpanParents(t *testing.T) {
 	e := newSchedEnv(t, nil, directory.Profile{})
 	key := testKey(t)
 	cl, err := directory.New(key, &directory.Config{Actor: schedActor, PublicBaseURL: schedBase,
-		Directories: []directory.Entry{{Origin: schedOrigin, Enabled: true}}, HTTP: e.srv.Doer(), TracerProvider: o.tp})
+		Directories: []directory.Entry{{Origin: schedOrigin, Enabled: true}}, HTTP: e.srv.Doer(), TracerProvider: o.TP})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.lc.Lifecycle = cl
 	e.srv.SetEnrollment(false)
-	s := e.scheduler(&directory.SchedulerConfig{TracerProvider: o.tp, MeterProvider: o.mp})
+	s := e.scheduler(&directory.SchedulerConfig{TracerProvider: o.TP, MeterProvider: o.MP})
 	s.Tick(context.Background())
-	rs, regs := o.named("directory.reconcile"), o.named("directory.register")
+	rs, regs := o.Named("directory.reconcile"), o.Named("directory.register")
 	if len(rs) != 1 || len(regs) != 1 {
 		t.Fatalf("%d reconcile, %d register spans; want one each", len(rs), len(regs))
 	}
@@ -370,10 +342,7 @@ func TestRequestDuration(t *testing.T) {
 	if _, err := b.c.Sync(context.Background(), dirO, nil); err != nil {
 		t.Fatal(err)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := o.Collect(t)
 	got := map[string]uint64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {

@@ -5,42 +5,20 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fedkit/fedkit/fetch"
 	"github.com/fedkit/fedkit/sig"
 )
 
-type otelEnv struct {
-	spans  *tracetest.SpanRecorder
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	mp     *sdkmetric.MeterProvider
-}
+// otelEnv holds the SDK's in-memory recorders (internal/oteltest).
+type otelEnv struct{ *oteltest.Env }
 
-func newOtel(t *testing.T) *otelEnv {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	reader := sdkmetric.NewManualReader()
-	o := &otelEnv{spans: rec, tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
-		reader: reader, mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
-	t.Cleanup(func() { _ = o.tp.Shutdown(context.Background()); _ = o.mp.Shutdown(context.Background()) })
-	return o
-}
-
-func (o *otelEnv) named(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, s := range o.spans.Ended() {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func newOtel(t *testing.T) *otelEnv { return &otelEnv{oteltest.New(t)} }
 
 // attrs renders the wanted keys of s, "-" for an absent one.
 func attrs(s sdktrace.ReadOnlySpan, keys ...string) map[string]string {
@@ -58,10 +36,7 @@ func attrs(s sdktrace.ReadOnlySpan, keys ...string) map[string]string {
 
 func (o *otelEnv) fetches(t *testing.T) map[string]int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := o.Collect(t)
 	out := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -83,11 +58,11 @@ func TestTelemetrySignedRetry(t *testing.T) {
 	s := newSite(t, "secure.test")
 	af := &authorizedFetch{}
 	s.mux.HandleFunc("/note", af.handler(sg, map[sig.Scheme]bool{sig.SchemeRFC9421: true}, s.expand(`{"id":"{base}/note","type":"Note"}`)))
-	f := newFetcher(t, &fetch.Config{Signer: sg.signer, FirstScheme: sig.SchemeCavage, TracerProvider: o.tp, MeterProvider: o.mp})
+	f := newFetcher(t, &fetch.Config{Signer: sg.signer, FirstScheme: sig.SchemeCavage, TracerProvider: o.TP, MeterProvider: o.MP})
 	if _, err := f.Lookup(context.Background(), s.url("/note")); err != nil {
 		t.Fatal(err)
 	}
-	fetches := o.named("fetch.get")
+	fetches := o.Named("fetch.get")
 	if len(fetches) != 1 {
 		t.Fatalf("%d fetch.get spans; want 1", len(fetches))
 	}
@@ -96,7 +71,7 @@ func TestTelemetrySignedRetry(t *testing.T) {
 		"fedkit.fetch.signed": "true", "http.response.status_code": "200", "server.address": "secure.test", "url.full": s.url("/note")}; !equal(got, want) {
 		t.Errorf("fetch.get attributes %v; want %v", got, want)
 	}
-	reqs := o.named("GET")
+	reqs := o.Named("GET")
 	if len(reqs) != 2 {
 		t.Fatalf("%d GET spans; want 2 (the refused knock and the signed retry)", len(reqs))
 	}
@@ -126,11 +101,11 @@ func TestTelemetryRedirectHops(t *testing.T) {
 		http.Redirect(w, r, "/note", http.StatusMovedPermanently)
 	})
 	s.serve("/missing", 404, "", "")
-	f := newFetcher(t, &fetch.Config{TracerProvider: o.tp, MeterProvider: o.mp})
+	f := newFetcher(t, &fetch.Config{TracerProvider: o.TP, MeterProvider: o.MP})
 	if _, err := f.Lookup(context.Background(), s.url("/old")); err != nil {
 		t.Fatal(err)
 	}
-	reqs := o.named("GET")
+	reqs := o.Named("GET")
 	if len(reqs) != 2 {
 		t.Fatalf("%d GET spans; want 2 (the first request and its redirect hop)", len(reqs))
 	}

@@ -4,41 +4,28 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fedkit/fedkit/identity"
 )
 
-// otelEnv: the SDK with a span recorder and a manual metric reader, the
-// in-memory exporters the tests read.
-type otelEnv struct {
-	spans  *tracetest.SpanRecorder
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	mp     *sdkmetric.MeterProvider
-}
+// otelEnv holds the SDK's in-memory recorders (internal/oteltest).
+type otelEnv struct{ *oteltest.Env }
 
-func newOtel(t *testing.T) *otelEnv {
-	t.Helper()
-	rec, reader := tracetest.NewSpanRecorder(), sdkmetric.NewManualReader()
-	o := &otelEnv{spans: rec, tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
-		reader: reader, mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
-	t.Cleanup(func() { _ = o.tp.Shutdown(context.Background()); _ = o.mp.Shutdown(context.Background()) })
-	return o
-}
+func newOtel(t *testing.T) *otelEnv { return &otelEnv{oteltest.New(t)} }
 
-func (o *otelEnv) with(c *identity.RefresherConfig) { c.TracerProvider, c.MeterProvider = o.tp, o.mp }
+func (o *otelEnv) with(c *identity.RefresherConfig) { c.TracerProvider, c.MeterProvider = o.TP, o.MP }
 
 // refreshes returns the ended identity.refresh spans' attributes.
 func (o *otelEnv) refreshes(t *testing.T) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	var out []sdktrace.ReadOnlySpan
-	for _, s := range o.spans.Ended() {
+	for _, s := range o.Spans.Ended() {
 		if s.Name() == "identity.refresh" {
 			out = append(out, s)
 		}
@@ -58,10 +45,7 @@ func attr(s sdktrace.ReadOnlySpan, k string) string {
 // counts reads fedkit.identity.refreshes as "trigger reason" -> count.
 func (o *otelEnv) counts(t *testing.T) map[string]int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := o.Collect(t)
 	out := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {

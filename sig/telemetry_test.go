@@ -8,21 +8,18 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fedkit/fedkit/sig"
 )
 
 func TestVerifyTelemetry(t *testing.T) {
 	t.Parallel()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	o := oteltest.New(t)
+	rec, tp, reader, mp := o.Spans, o.TP, o.Reader, o.MP
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
 	b := setup(t, ed, &sig.VerifierConfig{TracerProvider: tp, MeterProvider: mp})
 

@@ -5,11 +5,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/fedkit/fedkit/internal/oteltest"
+
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/inbox"
@@ -17,10 +17,8 @@ import (
 
 func TestInboxTelemetry(t *testing.T) {
 	t.Parallel()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	o := oteltest.New(t)
+	rec, tp, reader, mp := o.Spans, o.TP, o.Reader, o.MP
 	alice := newPeer(t, "https://a.example/users/alice")
 	r := &recv{}
 	h, err := inbox.New(newKeyring(alice), r.receive, &inbox.Config{Verifier: sig.VerifierConfig{TracerProvider: tp, MeterProvider: mp}})
