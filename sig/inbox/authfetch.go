@@ -60,7 +60,7 @@ func NewAuthorizedFetch(keys sig.KeyResolver, next http.Handler, cfg *Authorized
 		log = slog.New(slog.DiscardHandler)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.Method != http.MethodGet && r.Method != http.MethodHead) || !asksForActivityPub(r) || (c.Allow != nil && c.Allow(r)) {
+		if (r.Method != http.MethodGet && r.Method != http.MethodHead) || !WantsActivityPub(r) || (c.Allow != nil && c.Allow(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -86,10 +86,11 @@ func SignerFromContext(ctx context.Context) (*sig.Result, bool) {
 	return res, ok
 }
 
-// asksForActivityPub reports an Accept naming ActivityPub JSON; the same
-// rule as fetch/serve.WantsActivityPub, kept here since this package
-// imports only sig.
-func asksForActivityPub(r *http.Request) bool {
+// WantsActivityPub reports whether r asks for ActivityStreams JSON: its
+// Accept names application/activity+json or application/ld+json (with any
+// profile, as Mastodon reads it) with a non-zero q. NewAuthorizedFetch
+// guards exactly those GETs; fetch/serve.WantsActivityPub is this rule.
+func WantsActivityPub(r *http.Request) bool {
 	for _, line := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(line, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/inbox"
@@ -70,4 +71,17 @@ func ExampleReason() {
 	// Output:
 	// signer is not the activity's actor 202
 	// body too large 413
+}
+
+// WantsActivityPub tells an ActivityPub GET (serve the JSON document)
+// from a browser's (serve the HTML page).
+func ExampleWantsActivityPub() {
+	r := httptest.NewRequest(http.MethodGet, "https://local.example/users/alice", nil)
+	r.Header.Set("Accept", `application/ld+json; profile="https://www.w3.org/ns/activitystreams"`)
+	fmt.Println(inbox.WantsActivityPub(r))
+	r.Header.Set("Accept", "text/html,application/xhtml+xml")
+	fmt.Println(inbox.WantsActivityPub(r))
+	// Output:
+	// true
+	// false
 }
