@@ -13,7 +13,8 @@
 //     Accept-Signature negotiation; the NonceStore and scheme-memory
 //     conformance suites in sig/sigtest; the scheme memory in Redis and
 //     Postgres in sig/redisschemes and sig/pgschemes; an inbox handler and
-//     authorized-fetch middleware in sig/inbox.
+//     authorized-fetch middleware in sig/inbox; Linked Data Signatures
+//     (RsaSignature2017) in sig/ldsig.
 //   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
 //     circuit breakers, ordering keys, batches, lanes, hooks and a memory
 //     of hosts gone for days; backends in deliver/pgqueue (PostgreSQL),
