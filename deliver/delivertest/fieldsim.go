@@ -18,12 +18,10 @@ import (
 // fieldSimEnv, set in a child's environment to a JSON FieldScenario, makes
 // the test binary play that scenario's fediverse instead of running tests.
 //
-// The simulation runs in a child so that peak_heap_MiB is the Deliverer's
-// heap, not the Deliverer's plus 10,000 server-side connections, their
-// bufio buffers and handler goroutines (about half of the 100k scenario's
-// in-process peak). A child, not a heap estimate subtracted afterwards,
-// because the two heaps share one GC cycle and cannot be told apart from
-// the outside.
+// With FieldOpts.ChildSim the simulation runs in a child so that
+// peak_heap_MiB is the Deliverer's heap alone. A child, not a heap
+// estimate subtracted afterwards, because two heaps in one process share
+// one GC cycle and cannot be told apart from the outside.
 const fieldSimEnv = "FEDKIT_DELIVERTEST_FIELDSIM"
 
 // init serves as the child when fieldSimEnv is set. It runs before the

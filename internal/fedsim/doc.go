@@ -9,7 +9,8 @@
 // and build inbox URLs with URL. The simulation counts what each host
 // received and answered, and with Config.Record keeps every request (path,
 // signature scheme, when it arrived and was answered, with what), so a test
-// can assert who got what and when.
+// can assert who got what and when; Connections counts the connections it
+// accepted, to assert a client kept them alive.
 //
 //	sim, _ := fedsim.New(&fedsim.Config{Default: fedsim.Healthy(100*time.Millisecond, 20*time.Millisecond)})
 //	defer sim.Close()

@@ -1,10 +1,10 @@
 package fedsim
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,19 +37,29 @@ type Config struct {
 
 // Sim is the simulated fediverse: one loopback listener playing many hosts.
 // Its methods are safe for concurrent use.
+//
+// It speaks HTTP/1.1 itself, on net/http's request parser, rather than
+// through an http.Server: a benchmark's simulated servers share the cores
+// with the Deliverer they measure, and the server's per-request machinery
+// (a background read to notice a client going away, the response writer,
+// a context per request) cost about a sixth of a fan-out's CPU. Here a
+// connection's one goroutine reads the next request while an answer waits
+// on its timer, so a client that gives up is seen by that read ending.
 type Sim struct {
 	cfg       Config
 	ln        net.Listener
-	srv       *http.Server
 	port      int
 	quit      chan struct{}
 	closeOnce sync.Once
+	wg        sync.WaitGroup
+	accepted  atomic.Int64
 
 	mu    sync.Mutex
 	rng   *rand.Rand
 	hosts map[string]Profile
 	stats map[string]*HostStats
 	reqs  []Request
+	conns map[net.Conn]struct{}
 }
 
 // HostStats counts what one host received and how it answered.
@@ -81,7 +92,8 @@ type Request struct {
 
 // New starts a simulation listening on 127.0.0.1 at a free port.
 func New(cfg *Config) (*Sim, error) {
-	s := &Sim{quit: make(chan struct{}), hosts: map[string]Profile{}, stats: map[string]*HostStats{}}
+	s := &Sim{quit: make(chan struct{}), hosts: map[string]Profile{}, stats: map[string]*HostStats{},
+		conns: map[net.Conn]struct{}{}}
 	if cfg != nil {
 		s.cfg = *cfg
 	}
@@ -95,25 +107,31 @@ func New(cfg *Config) (*Sim, error) {
 	}
 	s.ln = ln
 	s.port = ln.Addr().(*net.TCPAddr).Port
-	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serve),
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	go func() { _ = s.srv.Serve(ln) }()
+	s.wg.Add(1)
+	go s.accept()
 	return s, nil
 }
 
 // Close stops the listener and closes every connection; hung requests end.
+// It returns once every connection's goroutine has.
 func (s *Sim) Close() error {
-	// Connections first: a hung handler then returns with nothing written.
-	err := s.srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	s.closeOnce.Do(func() { close(s.quit) })
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		err = s.ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.Close()
+		}
+		s.mu.Unlock()
+	})
+	s.wg.Wait()
 	return err
 }
+
+// Connections counts the connections accepted so far: a client that keeps
+// its connections alive opens few.
+func (s *Sim) Connections() int { return int(s.accepted.Load()) }
 
 // Port is the listener's port: every host is played on it.
 func (s *Sim) Port() int { return s.port }
@@ -206,7 +224,148 @@ func scheme(r *http.Request) string {
 	return ""
 }
 
-func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
+func (s *Sim) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		s.mu.Lock()
+		select {
+		case <-s.quit:
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		default:
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.accepted.Add(1)
+		s.wg.Add(1)
+		go s.serveConn(c)
+	}
+}
+
+// pending is an answer waiting on its timer.
+type pending struct {
+	timer *time.Timer
+	// sent is closed once the answer is written or abandoned.
+	sent chan struct{}
+	// stop abandons the answer (the client went away) and reports whether
+	// it was still unsent.
+	stop func() bool
+}
+
+// serveConn serves one connection's requests in order: HTTP/1.1 without
+// pipelined answers, as clients send them.
+//
+// Between requests it waits on the connection's first byte with no buffer:
+// a buffer is taken from a pool for the request's headers and given back
+// once they are read, so the thousands of idle keep-alive connections of a
+// large fan-out cost a goroutine each, not 4 KiB of heap each on top of
+// the Deliverer's they are there to measure.
+func (s *Sim) serveConn(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		_ = c.Close()
+	}()
+	in := &firstByte{conn: c}
+	var br *bufio.Reader // held over only while it has a pipelined request
+	var wait *pending
+	for {
+		var err error
+		if br == nil {
+			err = in.wait()
+		}
+		var r *http.Request
+		if err == nil {
+			if br == nil {
+				br = readers.Get().(*bufio.Reader)
+				br.Reset(in)
+			}
+			r, err = http.ReadRequest(br)
+		}
+		if wait != nil {
+			if err != nil {
+				// The client closed the connection (gave up) or Close did:
+				// an answer still on its timer is never sent.
+				wait.stop()
+				return
+			}
+			<-wait.sent // a pipelined request waits for the answer before it
+			wait = nil
+		}
+		if err != nil {
+			return
+		}
+		var keep bool
+		wait, keep = s.serve(c, r)
+		if br.Buffered() == 0 {
+			br.Reset(nil)
+			readers.Put(br)
+			br = nil
+		}
+		if !keep {
+			if wait != nil {
+				// Hold the connection until the answer is out.
+				select {
+				case <-wait.sent:
+				case <-s.quit:
+					wait.stop()
+				}
+			}
+			return
+		}
+	}
+}
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// firstByte reads a connection, handing out first the byte wait read.
+type firstByte struct {
+	conn net.Conn
+	b    [1]byte
+	has  bool
+}
+
+// wait blocks until the connection has a byte, or fails.
+func (f *firstByte) wait() error {
+	for {
+		n, err := f.conn.Read(f.b[:])
+		if n == 1 {
+			f.has = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *firstByte) Read(p []byte) (int, error) {
+	if f.has && len(p) > 0 {
+		p[0], f.has = f.b[0], false
+		return 1, nil
+	}
+	return f.conn.Read(p)
+}
+
+// serve handles one request read from c. It returns the answer waiting on
+// its timer, if any, and whether to read the connection's next request.
+func (s *Sim) serve(c net.Conn, r *http.Request) (*pending, bool) {
 	host := hostName(r.Host)
 	arrived := s.cfg.Now()
 	s.mu.Lock()
@@ -225,64 +384,118 @@ func (s *Sim) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	var body []byte
+	var err error
 	if s.cfg.Record || p.Check != nil {
-		body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, err = io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	} else {
-		_, _ = io.Copy(io.Discard, r.Body)
+		_, err = io.Copy(io.Discard, r.Body)
 	}
-	status := 0
+	if err != nil {
+		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
+		return nil, false
+	}
 	switch p.Behaviour {
 	case Refuse:
 		// Counted before the close: the client sees the close at once and
-		// may read Stats before this handler would run another line.
+		// may read Stats before this goroutine would run another line.
 		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Refused++ })
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-			}
-		}
-		return
+		return nil, false
 	case Hang:
 		// Counted on arrival, for the same reason: the client gives up
-		// before the server sees the connection go.
+		// before the server sees the connection go. The connection's next
+		// read ends when the client or Close closes it.
 		s.count(host, func(st *HostStats) { st.Hung++ })
-		select {
-		case <-r.Context().Done():
-		case <-s.quit:
-		}
-		s.done(host, r, body, arrived, 0, func(*HostStats) {})
-		return
+		done := make(chan struct{})
+		var once sync.Once
+		return &pending{sent: done, stop: func() bool {
+			once.Do(func() {
+				s.done(host, r, body, arrived, 0, func(*HostStats) {})
+				close(done)
+			})
+			return true
+		}}, true
 	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
-			return
-		case <-s.quit:
-			t.Stop()
-			return
-		}
-	}
-	status = p.status()
+	status := p.status()
 	if fail {
 		status = http.StatusInternalServerError
 	}
+	var extra http.Header
 	if p.Check != nil && !fail {
 		if st, h := p.Check(r, body); st != 0 {
-			status = st
-			for k, vs := range h {
-				w.Header()[k] = vs
-			}
+			status, extra = st, h
 		}
 	}
-	if p.RetryAfter > 0 && (status < 200 || status >= 300) {
-		w.Header().Set("Retry-After", strconv.Itoa(int((p.RetryAfter+time.Second-1)/time.Second)))
+	keep := !r.Close
+	// Counted before the write, so that a client reading Stats once it has
+	// the answer finds it there.
+	answer := func() {
+		s.done(host, r, body, arrived, status, func(st *HostStats) { st.Answered[status]++ })
+		_, _ = c.Write(response(status, p.RetryAfter, extra, !keep))
 	}
-	w.WriteHeader(status)
-	s.done(host, r, body, arrived, status, func(st *HostStats) { st.Answered[status]++ })
+	if delay <= 0 {
+		answer()
+		return nil, keep
+	}
+	// The answer is written by its timer, while the connection's goroutine
+	// goes back to reading: that read ending says the client went away.
+	done := make(chan struct{})
+	var mu sync.Mutex
+	settled := false
+	settle := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if settled {
+			return false
+		}
+		settled = true
+		return true
+	}
+	w := &pending{sent: done}
+	w.timer = time.AfterFunc(delay, func() {
+		if !settle() {
+			return
+		}
+		answer()
+		close(done)
+	})
+	w.stop = func() bool {
+		if !settle() {
+			<-done
+			return false
+		}
+		w.timer.Stop()
+		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
+		close(done)
+		return true
+	}
+	return w, keep
+}
+
+// response is the bytes of an answer with no body.
+func response(status int, retryAfter time.Duration, extra http.Header, closing bool) []byte {
+	b := make([]byte, 0, 128)
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\nContent-Length: 0\r\n"...)
+	if retryAfter > 0 && (status < 200 || status >= 300) {
+		b = append(b, "Retry-After: "...)
+		b = strconv.AppendInt(b, int64((retryAfter+time.Second-1)/time.Second), 10)
+		b = append(b, "\r\n"...)
+	}
+	for k, vs := range extra {
+		for _, v := range vs {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	if closing {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	return append(b, "\r\n"...)
 }
 
 // count updates host's stats under the lock.

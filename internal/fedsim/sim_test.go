@@ -1,10 +1,13 @@
 package fedsim_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +214,69 @@ func TestCloseEndsHungRequests(t *testing.T) {
 	}
 	if err := <-done; err == nil {
 		t.Fatal("a hung request answered after Close")
+	}
+}
+
+func TestKeepAliveReusesOneConnection(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, nil)
+	c := newClient(t, s, 5*time.Second)
+	for range 5 {
+		if _, err := post(t, c, s.URL("a.example", "/inbox"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Connections(); n != 1 {
+		t.Fatalf("%d connections for 5 requests in a row, want 1", n)
+	}
+}
+
+// TestPipelinedRequestsAnsweredInOrder: two requests written at once on one
+// connection get their answers in order, the second after the first.
+func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, nil)
+	s.SetHost("slow.example", fedsim.Slow(50*time.Millisecond))
+	s.SetHost("gone.example", fedsim.Gone(0))
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.Port()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := func(host string) string {
+		return "POST /inbox HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 2\r\n\r\n{}"
+	}
+	if _, err := io.WriteString(conn, req("slow.example")+req("gone.example")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	for _, want := range []int{http.StatusAccepted, http.StatusGone} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("status %d, want %d", resp.StatusCode, want)
+		}
+	}
+}
+
+// TestSlowHostSeesTheClientGiveUp: a client that times out before a slow
+// host answers is counted Hung, and nothing is answered.
+func TestSlowHostSeesTheClientGiveUp(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, &fedsim.Config{Record: true})
+	s.SetHost("slow.example", fedsim.Slow(time.Hour))
+	c := newClient(t, s, 100*time.Millisecond)
+	if _, err := post(t, c, s.URL("slow.example", "/inbox"), nil); err == nil {
+		t.Fatal("a slow host answered within the timeout")
+	}
+	eventually(t, func() bool { return s.Stats("slow.example").Hung == 1 })
+	if st := s.Stats("slow.example"); len(st.Answered) != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if r := s.Requests("slow.example"); len(r) != 1 || r[0].Status != 0 || r[0].Done.Before(r[0].Arrived) {
+		t.Fatalf("recorded %+v", r)
 	}
 }
