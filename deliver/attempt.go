@@ -25,11 +25,11 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	now := d.cfg.Now()
 
 	if !e.Deadline.IsZero() && !now.Before(e.Deadline) {
-		d.settle(work, j, host, ResultGaveUp, j.Attempts, &DeliveryError{Kind: KindDeadline, Inbox: j.Inbox})
+		d.settle(work, j, host, ResultGaveUp, j.Attempts, ErrDeadline)
 		return
 	}
 	if d.cfg.SkipIf != nil && d.cfg.SkipIf(work, j.Inbox, e) {
-		d.settle(work, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox})
+		d.settle(work, j, host, ResultSkipped, j.Attempts, ErrSkipped)
 		return
 	}
 	if d.skipUnavailable(work, j, host) {
@@ -65,7 +65,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	}
 	if err != nil {
 		d.log.Warn("deliver: sender key not loaded", "key_id", e.KeyID, "err", err)
-		d.failed(work, j, host, number, &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, Err: err}, Attempt{}, false)
+		d.failed(work, j, host, number, &DeliveryError{Outcome: AttemptFailed, Inbox: j.Inbox, Err: err}, Attempt{})
 		return
 	}
 
@@ -82,8 +82,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 			adm = Admission{Allow: true}
 		}
 		if !adm.Allow {
-			derr := &DeliveryError{Kind: KindHeld, Inbox: j.Inbox, Until: adm.Until}
-			d.failed(work, j, host, number, derr, Attempt{Outcome: AttemptHeld}, false)
+			d.failed(work, j, host, number, &DeliveryError{Outcome: AttemptHeld, Inbox: j.Inbox, Until: adm.Until}, Attempt{})
 			return
 		}
 	}
@@ -108,18 +107,18 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	switch {
 	case sendErr == nil && status >= 200 && status < 300:
 	case sendErr != nil:
-		kind := KindRetryable
+		outcome := AttemptFailed
 		if permanentSendError(sendErr) {
-			kind = KindPermanent
+			outcome = AttemptRefused
 		} else {
 			reachable = false
 		}
-		derr = &DeliveryError{Kind: kind, Inbox: j.Inbox, StatusCode: status, Err: sendErr}
+		derr = &DeliveryError{Outcome: outcome, Inbox: j.Inbox, StatusCode: status, Err: sendErr}
 	case d.permanent(work, e.KeyID, status):
-		derr = &DeliveryError{Kind: KindPermanent, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
+		derr = &DeliveryError{Outcome: AttemptRefused, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
 	default:
 		reachable = false
-		derr = &DeliveryError{Kind: KindRetryable, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
+		derr = &DeliveryError{Outcome: AttemptFailed, Inbox: j.Inbox, StatusCode: status, RetryAfter: retryAfter}
 	}
 	// Only the host's answer, or its silence, moves its breaker: not our own
 	// signing failure, nor the guard refusing to send.
@@ -137,8 +136,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		d.settle(work, j, host, ResultDelivered, number, nil)
 		return
 	}
-	att.Outcome = AttemptFailed
-	d.failed(work, j, host, number, derr, att, derr.Kind == KindPermanent)
+	d.failed(work, j, host, number, derr, att)
 }
 
 // cutOff returns j, interrupted by the end of work, to the queue due at
@@ -153,16 +151,13 @@ func (d *Deliverer) rule() BreakerRule {
 	return BreakerRule{Threshold: d.cfg.Breaker.Threshold, CoolOff: d.cfg.Breaker.CoolOff}
 }
 
-// failed reports an attempt that did not deliver and either settles the job
-// or schedules its retry.
-func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int, derr *DeliveryError, att Attempt, permanent bool) {
+// failed reports an attempt that did not deliver, att with derr's outcome,
+// and either settles the job or schedules its retry.
+func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int, derr *DeliveryError, att Attempt) {
 	e := j.Envelope
-	if att.Outcome == 0 {
-		att.Outcome = AttemptFailed
-	}
-	att.Err = derr
+	att.Outcome, att.Err = derr.Outcome, derr
 	d.attempt(ctx, j, host, number, att)
-	if permanent {
+	if derr.Outcome == AttemptRefused {
 		if derr.Err != nil {
 			d.log.Info("deliver: refused for good", "inbox", j.Inbox, "status", derr.StatusCode, "err", derr.Err)
 		} else {
@@ -178,8 +173,7 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 	now := d.cfg.Now()
 	delay, ok := d.cfg.Retry.Next(number)
 	if !ok || (e.MaxAttempts > 0 && number >= e.MaxAttempts) {
-		d.settle(ctx, j, host, ResultGaveUp, number, &DeliveryError{Kind: KindExhausted, Inbox: j.Inbox,
-			StatusCode: derr.StatusCode, Err: derr})
+		d.settle(ctx, j, host, ResultGaveUp, number, gaveUp(ErrExhausted, derr))
 		return
 	}
 	at := now.Add(delay)
@@ -194,8 +188,7 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 		}
 	}
 	if !e.Deadline.IsZero() && !at.Before(e.Deadline) {
-		d.settle(ctx, j, host, ResultGaveUp, number, &DeliveryError{Kind: KindDeadline, Inbox: j.Inbox,
-			StatusCode: derr.StatusCode, Err: derr})
+		d.settle(ctx, j, host, ResultGaveUp, number, gaveUp(ErrDeadline, derr))
 		return
 	}
 	d.finish(ctx, j, Outcome{RetryAt: at, Attempts: number})

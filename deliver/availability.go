@@ -19,8 +19,8 @@ const (
 	AvailabilityMaxHostsDefault = 100_000
 )
 
-// ErrUnavailable is the Err of a delivery skipped because its host is
-// unavailable (a *DeliveryError of KindSkipped).
+// ErrUnavailable is the Settlement.Err of a delivery skipped because its
+// host is unavailable (ResultSkipped).
 var ErrUnavailable = errors.New("deliver: host unavailable")
 
 // AvailabilityRule says when a host becomes unavailable.
@@ -117,7 +117,7 @@ func (d *Deliverer) skipUnavailable(ctx context.Context, j *Job, host string) bo
 		a.OnSkipped(ctx, UnavailableSkip{Inbox: j.Inbox, Host: host, ActivityID: j.Envelope.ActivityID,
 			Tag: j.Envelope.Tag, Since: since})
 	}
-	d.settle(ctx, j, host, ResultSkipped, j.Attempts, &DeliveryError{Kind: KindSkipped, Inbox: j.Inbox, Err: ErrUnavailable})
+	d.settle(ctx, j, host, ResultSkipped, j.Attempts, ErrUnavailable)
 	return true
 }
 

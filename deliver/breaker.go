@@ -173,18 +173,17 @@ type BreakerLight struct {
 }
 
 // Light returns one light's state; a light with nothing stored is closed
-// with no failures. It never fails; the error matches redisbreaker's.
-func (s *MemoryBreakerStore) Light(ctx context.Context, name string) (BreakerLight, error) {
+// with no failures.
+func (s *MemoryBreakerStore) Light(name string) BreakerLight {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lights[name].read(name), nil
+	return s.lights[name].read(name)
 }
 
 // Lights returns every light with something stored (a failure counted, or
 // open), sorted by name: a light is forgotten when it closes, so these are
-// the troubled destinations. It never fails; the error matches
-// redisbreaker's.
-func (s *MemoryBreakerStore) Lights(ctx context.Context) ([]BreakerLight, error) {
+// the troubled destinations.
+func (s *MemoryBreakerStore) Lights() []BreakerLight {
 	s.mu.Lock()
 	out := make([]BreakerLight, 0, len(s.lights))
 	for name, l := range s.lights {
@@ -192,7 +191,7 @@ func (s *MemoryBreakerStore) Lights(ctx context.Context) ([]BreakerLight, error)
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b BreakerLight) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return out
 }
 
 func (l *lightState) read(name string) BreakerLight {

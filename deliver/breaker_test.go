@@ -27,22 +27,7 @@ func TestMemoryBreakerStoreLights(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	light := func(name string) deliver.BreakerLight {
-		t.Helper()
-		l, err := s.Light(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	lights := func() []deliver.BreakerLight {
-		t.Helper()
-		ls, err := s.Lights(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
-	}
+	light, lights := s.Light, s.Lights
 
 	if got := light("b.example"); got != (deliver.BreakerLight{Name: "b.example"}) {
 		t.Fatalf("untouched light: %+v, want closed with nothing stored", got)

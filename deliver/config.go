@@ -113,9 +113,11 @@ type Config struct {
 	// key (Fedify's draft-cavage verifier is RSA-only and answers an
 	// Ed25519 cavage signature with 500), sig.SchemeCavage for the rest.
 	FirstScheme sig.Scheme
-	// Schemes remembers per host which scheme worked. Defaults to a
-	// NewMemorySchemeStore(SchemeMemoryMaxDefault).
-	Schemes SchemeStore
+	// Schemes remembers per host which scheme worked; one store may be
+	// shared by several Deliverers and a fetch.Fetcher. Defaults to a
+	// sig.NewHostSchemes(sig.HostSchemesMaxDefault) of this Deliverer's
+	// own.
+	Schemes sig.SchemeStore
 	// ReprobeAfter is how long a host remembered as draft-cavage keeps it
 	// before one ordinary delivery tries RFC 9421 again, so that a host
 	// that upgrades (Mastodon 4.5 reads RFC 9421) moves to it. It needs a
@@ -130,8 +132,8 @@ type Config struct {
 	// Accept-Signature says how the second knock signs).
 	DisableNegotiation bool
 	// PriorityMaxInboxes, when above zero, puts a send to at most this many
-	// inboxes in the priority lane unless its Batch says low priority.
-	// Defaults to 0 (only Batch.Priority does).
+	// inboxes in the priority lane unless its Batch.Lane says otherwise.
+	// Defaults to 0 (only Batch.Lane does).
 	PriorityMaxInboxes int
 	// Followers provides FEP-8fcf data for batches sent with
 	// SynchronizeCollection. Defaults to nil: no header is sent.
@@ -140,8 +142,8 @@ type Config struct {
 	// ContentTypeDefault.
 	ContentType string
 
-	// OnAttempt sees every attempt: delivered, failed or held. Defaults to
-	// nil.
+	// OnAttempt sees every attempt: delivered, failed, refused or held.
+	// Defaults to nil.
 	OnAttempt func(ctx context.Context, a Attempt)
 	// OnFailure sees every permanent refusal, with its status. Defaults to
 	// nil.

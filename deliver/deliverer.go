@@ -129,7 +129,7 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 		return nil, invalid("unknown FirstScheme %d", x.FirstScheme)
 	}
 	if x.Schemes == nil {
-		x.Schemes = NewMemorySchemeStore(SchemeMemoryMaxDefault)
+		x.Schemes = sig.NewHostSchemes(sig.HostSchemesMaxDefault)
 	}
 	if !x.DisableAvailability {
 		fillAvailability(&x.Availability)

@@ -137,23 +137,23 @@ func TestRetryClassification(t *testing.T) {
 		permanent func(int) bool
 		gone      []int
 		senderOff bool
-		wantKind  deliver.Kind // 0: delivered
+		want      deliver.AttemptOutcome
 	}{
-		{"202Delivered", 202, nil, nil, false, 0},
-		{"408Retried", 408, nil, nil, false, deliver.KindRetryable},
-		{"429Retried", 429, nil, nil, false, deliver.KindRetryable},
-		{"500Retried", 500, nil, nil, false, deliver.KindRetryable},
-		{"503Retried", 503, nil, nil, false, deliver.KindRetryable},
-		{"501RetriedByDefault", 501, nil, nil, false, deliver.KindRetryable},
-		{"400Permanent", 400, nil, nil, false, deliver.KindPermanent},
-		{"403Permanent", 403, nil, nil, false, deliver.KindPermanent},
-		{"404Permanent", 404, nil, nil, false, deliver.KindPermanent},
-		{"410Permanent", 410, nil, nil, false, deliver.KindPermanent},
-		{"401PermanentByDefault", 401, nil, nil, false, deliver.KindPermanent},
-		{"Mastodon401Retried", 401, deliver.MastodonPermanent, []int{401}, false, deliver.KindRetryable},
-		{"Mastodon401SenderGonePermanent", 401, deliver.MastodonPermanent, []int{401}, true, deliver.KindPermanent},
-		{"Mastodon501Permanent", 501, deliver.MastodonPermanent, nil, false, deliver.KindPermanent},
-		{"Custom418Retried", 418, func(s int) bool { return s == 404 }, nil, false, deliver.KindRetryable},
+		{"202Delivered", 202, nil, nil, false, deliver.AttemptDelivered},
+		{"408Retried", 408, nil, nil, false, deliver.AttemptFailed},
+		{"429Retried", 429, nil, nil, false, deliver.AttemptFailed},
+		{"500Retried", 500, nil, nil, false, deliver.AttemptFailed},
+		{"503Retried", 503, nil, nil, false, deliver.AttemptFailed},
+		{"501RetriedByDefault", 501, nil, nil, false, deliver.AttemptFailed},
+		{"400Permanent", 400, nil, nil, false, deliver.AttemptRefused},
+		{"403Permanent", 403, nil, nil, false, deliver.AttemptRefused},
+		{"404Permanent", 404, nil, nil, false, deliver.AttemptRefused},
+		{"410Permanent", 410, nil, nil, false, deliver.AttemptRefused},
+		{"401PermanentByDefault", 401, nil, nil, false, deliver.AttemptRefused},
+		{"Mastodon401Retried", 401, deliver.MastodonPermanent, []int{401}, false, deliver.AttemptFailed},
+		{"Mastodon401SenderGonePermanent", 401, deliver.MastodonPermanent, []int{401}, true, deliver.AttemptRefused},
+		{"Mastodon501Permanent", 501, deliver.MastodonPermanent, nil, false, deliver.AttemptRefused},
+		{"Custom418Retried", 418, func(s int) bool { return s == 404 }, nil, false, deliver.AttemptFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -173,27 +173,27 @@ func TestRetryClassification(t *testing.T) {
 			if a.StatusCode != tc.status || a.Number != 1 || a.Host != ib.srv.Listener.Addr().String() || a.Inbox != ib.URL("/inbox") {
 				t.Errorf("attempt %+v", a)
 			}
-			if tc.wantKind == 0 {
+			if tc.want == deliver.AttemptDelivered {
 				if a.Outcome != deliver.AttemptDelivered || a.Err != nil {
 					t.Fatalf("attempt %+v, want delivered", a)
 				}
 				return
 			}
 			var derr *deliver.DeliveryError
-			if !errors.As(a.Err, &derr) || derr.Kind != tc.wantKind || derr.StatusCode != tc.status {
-				t.Fatalf("attempt error %v, want kind %v with status %d", a.Err, tc.wantKind, tc.status)
+			if a.Outcome != tc.want || !errors.As(a.Err, &derr) || derr.Outcome != tc.want || derr.StatusCode != tc.status {
+				t.Fatalf("attempt %v: %v, want %v with status %d", a.Outcome, a.Err, tc.want, tc.status)
 			}
 			fails, settled := b.rec.Failures(), b.rec.Settled()
-			if tc.wantKind == deliver.KindPermanent {
-				if len(fails) != 1 || fails[0].StatusCode != tc.status || !errors.Is(fails[0].Err, deliver.ErrPermanent) {
+			if tc.want == deliver.AttemptRefused {
+				if len(fails) != 1 || fails[0].StatusCode != tc.status || fails[0].Err.Outcome != deliver.AttemptRefused {
 					t.Fatalf("OnFailure saw %+v", fails)
 				}
-				if len(settled) != 1 || settled[0].Result != deliver.ResultFailed {
+				if len(settled) != 1 || settled[0].Result != deliver.ResultFailed || !errors.Is(settled[0].Err, fails[0].Err) {
 					t.Fatalf("settled %+v, want failed", settled)
 				}
 				return
 			}
-			if len(fails) != 0 || len(settled) != 0 || !errors.Is(a.Err, deliver.ErrRetryable) {
+			if len(fails) != 0 || len(settled) != 0 {
 				t.Fatalf("retryable status reported as failure %+v / settled %+v", fails, settled)
 			}
 			b.clock.Advance(29 * time.Second)
@@ -218,11 +218,8 @@ func TestNetworkErrorRetried(t *testing.T) {
 	b.runDue(t)
 	a := b.rec.Attempts()[0]
 	var derr *deliver.DeliveryError
-	if !errors.As(a.Err, &derr) || derr.Kind != deliver.KindRetryable || derr.StatusCode != 0 || derr.Err == nil {
-		t.Fatalf("attempt error %#v, want retryable network error", a.Err)
-	}
-	if !derr.Retryable() {
-		t.Fatal("Retryable() false for a network error")
+	if a.Outcome != deliver.AttemptFailed || !errors.As(a.Err, &derr) || derr.Outcome != deliver.AttemptFailed || derr.StatusCode != 0 || derr.Err == nil {
+		t.Fatalf("attempt %v: %#v, want a failed attempt with the network error", a.Outcome, a.Err)
 	}
 }
 
@@ -361,7 +358,7 @@ func TestRetryPolicyExhausted(t *testing.T) {
 	}
 	var derr *deliver.DeliveryError
 	s := b.rec.Settled()
-	if len(s) != 1 || !errors.As(s[0].Err, &derr) || derr.Kind != deliver.KindExhausted || derr.StatusCode != 500 {
+	if len(s) != 1 || !errors.Is(s[0].Err, deliver.ErrExhausted) || !errors.As(s[0].Err, &derr) || derr.Outcome != deliver.AttemptFailed || derr.StatusCode != 500 {
 		t.Fatalf("settled %+v", s)
 	}
 }
@@ -444,7 +441,7 @@ func TestLanes(t *testing.T) {
 			big = append(big, ib.URL(fmt.Sprintf("/big/%d", i)))
 		}
 		b.send(t, "post", big...)
-		b.sendBatch(t, "dm", deliver.Batch{Priority: true}, ib.URL("/dm"))
+		b.sendBatch(t, "dm", deliver.Batch{Lane: deliver.LanePriority}, ib.URL("/dm"))
 		b.runDue(t)
 		if got := ib.requests(); got[0].Path != "/dm" {
 			t.Fatalf("first delivery %s, want the priority /dm", got[0].Path)
@@ -465,7 +462,7 @@ func TestLanes(t *testing.T) {
 		t.Parallel()
 		b := setup(t, func(c *deliver.Config) { c.Concurrency = 1 })
 		ib := newInbox(t, b.clock, nil)
-		b.sendBatch(t, "backfill", deliver.Batch{LowPriority: true}, ib.URL("/low"))
+		b.sendBatch(t, "backfill", deliver.Batch{Lane: deliver.LaneLow}, ib.URL("/low"))
 		b.send(t, "post", ib.URL("/normal"))
 		b.runDue(t)
 		got := ib.requests()
@@ -492,7 +489,7 @@ func TestBreakerHoldsAfterThreshold(t *testing.T) {
 	atts := b.rec.Attempts()
 	held := atts[len(atts)-1]
 	var derr *deliver.DeliveryError
-	if held.Outcome != deliver.AttemptHeld || !errors.As(held.Err, &derr) || derr.Kind != deliver.KindHeld || derr.Until.IsZero() {
+	if held.Outcome != deliver.AttemptHeld || !errors.As(held.Err, &derr) || derr.Outcome != deliver.AttemptHeld || derr.Until.IsZero() {
 		t.Fatalf("4th attempt %+v, want held with Until", held)
 	}
 	if held.Number != 1 {
@@ -758,7 +755,7 @@ func TestSchemeFallbackOnceOnly(t *testing.T) {
 func TestMemorySchemeStoreBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := deliver.NewMemorySchemeStore(2)
+	s := sig.NewHostSchemes(2)
 	_ = s.SetScheme(ctx, "a", sig.SchemeRFC9421)
 	_ = s.SetScheme(ctx, "b", sig.SchemeCavage)
 	if _, ok, _ := s.Scheme(ctx, "a"); !ok { // a is now most recent
@@ -863,8 +860,8 @@ func TestCachingSenderKeysLoadsOnceFor10000Inboxes(t *testing.T) {
 	if refused.Load() != 10_000 {
 		t.Fatalf("%d deliveries reached the guard, want 10,000", refused.Load())
 	}
-	if l := cached.Loads(); l != 1 || inner.loads.Load() != 1 {
-		t.Fatalf("key loaded %d times (inner %d), want once", l, inner.loads.Load())
+	if l := inner.loads.Load(); l != 1 {
+		t.Fatalf("key loaded %d times, want once", l)
 	}
 }
 

@@ -32,7 +32,7 @@
 // (Status, OnSettled), a deadline, fewer attempts, a priority or low lane,
 // an ordering key, and FEP-8fcf Collection-Synchronization.
 //
-// Config.OnAttempt sees every attempt (delivered, failed or held),
+// Config.OnAttempt sees every attempt (delivered, failed, refused or held),
 // OnSettled is awaited before a delivery leaves the queue, and SkipIf drops
 // a delivery unsent when it comes due. When Run's context ends, deliveries
 // in flight get ShutdownGrace (30 s) to finish; one cut off then goes back
@@ -163,9 +163,12 @@
 // Run keeps going, backing off from PollInterval to 5 s between claims with
 // one log line when the outage begins and one when it ends.
 //
-// Failures are *DeliveryError values whose Kind (retryable, permanent, held,
-// skipped, deadline, exhausted) says what happened; errors.Is matches the
-// sentinels ErrRetryable, ErrPermanent, and so on.
+// Two vocabularies say what happened: an Attempt's Outcome (delivered,
+// failed and to be retried, refused for good, held by the breaker), and a
+// Settlement's Result (delivered, failed, gave up, skipped). An attempt
+// that did not deliver carries a *DeliveryError with its status,
+// Retry-After and breaker Until; a delivery given up or skipped says why
+// with ErrDeadline, ErrExhausted, ErrSkipped or ErrUnavailable.
 //
 // # Telemetry
 //
@@ -181,7 +184,7 @@
 // span has the HTTP client attributes (http.request.method, server.address,
 // server.port, url.full, http.response.status_code), the activity's id and
 // type, activitypub.activity.retries (attempts before this one),
-// fedkit.deliver.outcome (delivered, failed, held), fedkit.deliver.scheme
+// fedkit.deliver.outcome (delivered, failed, refused, held), fedkit.deliver.scheme
 // (cavage, rfc9421, none), fedkit.deliver.probe, and on failure error.type:
 // the status code, or one of held, signing, timeout, blocked, invalid_url,
 // hidden_service, redirect, transport, _OTHER.

@@ -7,75 +7,6 @@ import (
 	"time"
 )
 
-// Kind classifies why a delivery attempt did not get through.
-type Kind int8
-
-const (
-	// KindRetryable is a network error, 408, 429, 5xx, or any status the
-	// permanent rule leaves to retry.
-	KindRetryable Kind = iota + 1
-	// KindPermanent is a status the inbox will keep refusing.
-	KindPermanent
-	// KindHeld is a delivery the circuit breaker held back unsent.
-	KindHeld
-	// KindSkipped is a delivery SkipIf said not to send.
-	KindSkipped
-	// KindDeadline is a delivery whose batch deadline passed.
-	KindDeadline
-	// KindExhausted is a delivery that used all its attempts.
-	KindExhausted
-)
-
-// String returns the kind's name.
-func (k Kind) String() string {
-	switch k {
-	case KindRetryable:
-		return "retryable"
-	case KindPermanent:
-		return "permanent"
-	case KindHeld:
-		return "held"
-	case KindSkipped:
-		return "skipped"
-	case KindDeadline:
-		return "deadline"
-	case KindExhausted:
-		return "exhausted"
-	default:
-		return "unknown"
-	}
-}
-
-// failure says what became of a delivery of kind k, as an error reads.
-func (k Kind) failure() string {
-	switch k {
-	case KindRetryable:
-		return "failed"
-	case KindPermanent:
-		return "refused for good"
-	case KindHeld:
-		return "held by the circuit breaker"
-	case KindSkipped:
-		return "skipped"
-	case KindDeadline:
-		return "given up: batch deadline passed"
-	case KindExhausted:
-		return "given up: attempts exhausted"
-	default:
-		return "failed"
-	}
-}
-
-// Sentinels matching a *DeliveryError of the same Kind with errors.Is.
-var (
-	ErrRetryable = errors.New("deliver: retryable failure")
-	ErrPermanent = errors.New("deliver: permanent failure")
-	ErrHeld      = errors.New("deliver: held by the circuit breaker")
-	ErrSkipped   = errors.New("deliver: skipped")
-	ErrDeadline  = errors.New("deliver: batch deadline passed")
-	ErrExhausted = errors.New("deliver: attempts exhausted")
-)
-
 // Errors returned by Send and SendBatch.
 var (
 	// ErrNoInboxes is returned for a send with no valid inbox.
@@ -86,18 +17,34 @@ var (
 	ErrInvalidConfig = errors.New("deliver: invalid config")
 )
 
-// DeliveryError describes a failed, held, skipped or abandoned delivery. Its
-// Kind, not its message, says what happened.
+// Why a delivery ended undelivered without an inbox's refusal: the
+// Settlement.Err of ResultGaveUp and ResultSkipped. A delivery given up
+// after attempts wraps the last attempt's *DeliveryError too.
+var (
+	// ErrDeadline: the batch deadline passed (ResultGaveUp).
+	ErrDeadline = errors.New("deliver: batch deadline passed")
+	// ErrExhausted: the retry policy or Batch.MaxAttempts allowed no more
+	// attempts (ResultGaveUp).
+	ErrExhausted = errors.New("deliver: attempts exhausted")
+	// ErrSkipped: Config.SkipIf said not to send it (ResultSkipped).
+	ErrSkipped = errors.New("deliver: skipped by SkipIf")
+)
+
+// DeliveryError describes an attempt that did not deliver: an Attempt's
+// Err, a Failure's, and the Settlement.Err of a delivery that ended on one.
+// Match Attempt.Outcome and Settlement.Result for what happened, and read
+// the fields with errors.As for the details.
 type DeliveryError struct {
-	// Kind says what happened: match it, or errors.Is with a sentinel.
-	Kind Kind
+	// Outcome is the attempt's: AttemptFailed, AttemptRefused or
+	// AttemptHeld.
+	Outcome AttemptOutcome
 	// Inbox is the destination.
 	Inbox string
 	// StatusCode is the inbox's HTTP status, or 0 when no response came.
 	StatusCode int
 	// RetryAfter is what the response's Retry-After asked, or 0.
 	RetryAfter time.Duration
-	// Until, for a held delivery, is when its breaker may let one through.
+	// Until, for a held attempt, is when its breaker may let one through.
 	Until time.Time
 	// Err is the underlying error (a network or signing error), if any.
 	Err error
@@ -106,7 +53,15 @@ type DeliveryError struct {
 // Error describes the failure. The inbox's response body is never part of
 // it: a remote server controls that.
 func (e *DeliveryError) Error() string {
-	s := "deliver: delivery to " + strconv.Quote(e.Inbox) + " " + e.Kind.failure()
+	s := "deliver: delivery to " + strconv.Quote(e.Inbox) + " "
+	switch e.Outcome {
+	case AttemptRefused:
+		s += "refused for good"
+	case AttemptHeld:
+		s += "held by the circuit breaker"
+	default:
+		s += "failed"
+	}
 	if e.StatusCode != 0 {
 		s += ": status " + strconv.Itoa(e.StatusCode)
 	}
@@ -119,27 +74,14 @@ func (e *DeliveryError) Error() string {
 // Unwrap returns the underlying error.
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// Is matches the sentinel of e's Kind.
-func (e *DeliveryError) Is(target error) bool {
-	switch target {
-	case ErrRetryable:
-		return e.Kind == KindRetryable
-	case ErrPermanent:
-		return e.Kind == KindPermanent
-	case ErrHeld:
-		return e.Kind == KindHeld
-	case ErrSkipped:
-		return e.Kind == KindSkipped
-	case ErrDeadline:
-		return e.Kind == KindDeadline
-	case ErrExhausted:
-		return e.Kind == KindExhausted
+// gaveUp is the Settlement.Err of a delivery given up for reason
+// (ErrDeadline, ErrExhausted) after last, its last attempt's error.
+func gaveUp(reason error, last *DeliveryError) error {
+	if last == nil {
+		return reason
 	}
-	return false
+	return fmt.Errorf("%w: %w", reason, last)
 }
-
-// Retryable reports whether the failure is worth another attempt.
-func (e *DeliveryError) Retryable() bool { return e.Kind == KindRetryable || e.Kind == KindHeld }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)

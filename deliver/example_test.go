@@ -21,6 +21,17 @@ type appKeys struct{}
 func (appKeys) Key(ctx context.Context, keyID string) (crypto.Signer, error) { return testKey, nil }
 func (appKeys) Gone(ctx context.Context, keyID string) (bool, error)         { return false, nil }
 
+// countedKeys counts the loads that reach the key table.
+type countedKeys struct {
+	appKeys
+	loads int
+}
+
+func (k *countedKeys) Key(ctx context.Context, keyID string) (crypto.Signer, error) {
+	k.loads++
+	return k.appKeys.Key(ctx, keyID)
+}
+
 func ExampleNew() {
 	c, err := client.New(nil) // the guarded client
 	if err != nil {
@@ -97,10 +108,11 @@ func ExampleDeliverer_Drop() {
 }
 
 func ExampleNewCachingSenderKeys() {
-	keys := deliver.NewCachingSenderKeys(appKeys{}, &deliver.CachingConfig{TTL: 10 * time.Minute})
+	table := &countedKeys{}
+	keys := deliver.NewCachingSenderKeys(table, &deliver.CachingConfig{TTL: 10 * time.Minute})
 	_, _ = keys.Key(context.Background(), "https://a.example/users/alice#main-key")
 	_, _ = keys.Key(context.Background(), "https://a.example/users/alice#main-key")
-	fmt.Println(keys.Loads())
+	fmt.Println(table.loads)
 	// Output: 1
 }
 
@@ -156,9 +168,9 @@ func ExampleNewHostLimiter() {
 	}
 }
 
-func ExampleNewMemorySchemeStore() {
+func ExampleConfig_schemes() {
 	cfg := deliver.DefaultConfig()
-	cfg.Schemes = deliver.NewMemorySchemeStore(50_000) // shareable across Deliverers
+	cfg.Schemes = sig.NewHostSchemes(50_000) // shareable across Deliverers and a fetch.Fetcher
 	_ = cfg
 }
 
@@ -183,10 +195,7 @@ func ExampleMemoryQueue_Depth() {
 		Body: []byte(`{}`), EnqueuedAt: time.Now(),
 		Inboxes: []string{"https://b.example/inbox", "https://c.example/inbox"},
 	})
-	depth, err := q.Depth(ctx) // for a status page; pgqueue's Queue.Depth means the same
-	if err != nil {
-		log.Fatal(err)
-	}
+	depth := q.Depth() // for a status page; pgqueue's Queue.Depth means the same
 	for _, lane := range []deliver.Lane{deliver.LanePriority, deliver.LaneNormal, deliver.LaneLow} {
 		fmt.Println(lane, depth[lane])
 	}
@@ -220,10 +229,12 @@ func ExampleDeliveryError() {
 		switch {
 		case a.Err == nil:
 			// delivered: the application may clear the host's failure record
-		case errors.As(a.Err, &derr) && derr.Kind == deliver.KindHeld:
+		case a.Outcome == deliver.AttemptHeld && errors.As(a.Err, &derr):
 			log.Printf("%s held by its breaker until %v", a.Host, derr.Until)
-		case errors.Is(a.Err, deliver.ErrRetryable):
-			log.Printf("%s failed (status %d), attempt %d; will retry", a.Host, a.StatusCode, a.Number)
+		case a.Outcome == deliver.AttemptFailed && errors.As(a.Err, &derr):
+			log.Printf("%s failed (status %d, Retry-After %v), attempt %d; will retry", a.Host, derr.StatusCode, derr.RetryAfter, a.Number)
+		case a.Outcome == deliver.AttemptRefused:
+			log.Printf("%s refused it for good (status %d)", a.Host, a.StatusCode)
 		}
 	}
 	_ = cfg
@@ -237,10 +248,7 @@ func ExampleMemoryBreakerStore_Lights() {
 	for _, host := range []string{"down.example", "down.example", "flaky.example"} {
 		_ = store.Record(ctx, host, false, false, now, rule)
 	}
-	lights, err := store.Lights(ctx) // for a status page: the troubled hosts
-	if err != nil {
-		log.Fatal(err)
-	}
+	lights := store.Lights() // for a status page: the troubled hosts
 	for _, l := range lights {
 		if l.OpenUntil.IsZero() {
 			fmt.Printf("%s closed, %d failure(s) in a row\n", l.Name, l.Failures)
@@ -255,10 +263,7 @@ func ExampleMemoryBreakerStore_Lights() {
 
 func ExampleMemoryBreakerStore_Light() {
 	store := &deliver.MemoryBreakerStore{}
-	l, err := store.Light(context.Background(), "b.example")
-	if err != nil {
-		log.Fatal(err)
-	}
+	l := store.Light("b.example")
 	fmt.Println(l.OpenUntil.IsZero(), l.Failures) // never failed: closed
 	// Output: true 0
 }
@@ -339,12 +344,13 @@ func ExampleHostLimiter_Acquire() {
 }
 
 func ExampleCachingSenderKeys_Forget() {
-	keys := deliver.NewCachingSenderKeys(appKeys{}, &deliver.CachingConfig{TTL: time.Hour})
+	table := &countedKeys{}
+	keys := deliver.NewCachingSenderKeys(table, &deliver.CachingConfig{TTL: time.Hour})
 	ctx := context.Background()
 	_, _ = keys.Key(ctx, "https://a.example/users/alice#main-key")
 	keys.Forget("https://a.example/users/alice#main-key") // rotated: load the new key next time
 	_, _ = keys.Key(ctx, "https://a.example/users/alice#main-key")
-	fmt.Println(keys.Loads())
+	fmt.Println(table.loads)
 	// Output: 2
 }
 

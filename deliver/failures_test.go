@@ -26,7 +26,8 @@ func TestSenderKeyErrorRetried(t *testing.T) {
 		t.Fatal("sent without a key")
 	}
 	a := b.rec.Attempts()
-	if len(a) != 1 || a[0].Outcome != deliver.AttemptFailed || !errors.Is(a[0].Err, deliver.ErrRetryable) {
+	var derr *deliver.DeliveryError
+	if len(a) != 1 || a[0].Outcome != deliver.AttemptFailed || !errors.As(a[0].Err, &derr) || derr.Err == nil {
 		t.Fatalf("attempts %+v, want one retryable failure", a)
 	}
 	b.clock.Advance(30 * time.Second)

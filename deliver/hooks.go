@@ -12,17 +12,25 @@ type AttemptOutcome int8
 const (
 	// AttemptDelivered: the inbox accepted it.
 	AttemptDelivered AttemptOutcome = iota + 1
-	// AttemptFailed: it was sent and not accepted, or could not be sent.
+	// AttemptFailed: it could not be sent, or the inbox answered a network
+	// error, 408, 429, 5xx or any status Config.Permanent leaves to retry.
+	// The delivery is retried unless its attempts or deadline run out.
 	AttemptFailed
-	// AttemptHeld: the circuit breaker held it back unsent.
+	// AttemptRefused: the inbox refused it for good (Config.Permanent, or
+	// the client refused to send it). The delivery ends as ResultFailed.
+	AttemptRefused
+	// AttemptHeld: the circuit breaker held it back unsent; it counts as
+	// an attempt and is retried.
 	AttemptHeld
 )
 
-// String returns "delivered", "failed" or "held".
+// String returns "delivered", "failed", "refused" or "held".
 func (o AttemptOutcome) String() string {
 	switch o {
 	case AttemptDelivered:
 		return "delivered"
+	case AttemptRefused:
+		return "refused"
 	case AttemptHeld:
 		return "held"
 	default:
@@ -41,7 +49,7 @@ type Attempt struct {
 	Tag string
 	// Number counts attempts from 1; held ones count.
 	Number int
-	// Outcome says whether it was delivered, failed or held.
+	// Outcome says whether it was delivered, failed, refused or held.
 	Outcome AttemptOutcome
 	// StatusCode is the final response's status, or 0.
 	StatusCode int
@@ -51,7 +59,7 @@ type Attempt struct {
 	Scheme sig.Scheme
 	// Probe says the breaker let this one through as its probe.
 	Probe bool
-	// Err is a *DeliveryError unless delivered.
+	// Err is a *DeliveryError, of the same Outcome, unless delivered.
 	Err error
 }
 
@@ -68,7 +76,7 @@ type Failure struct {
 	// StatusCode is the refusing status, or 0 when the client refused to
 	// send (a blocked address, a redirect).
 	StatusCode int
-	// Err is the refusal, of KindPermanent.
+	// Err is the refusal, of Outcome AttemptRefused.
 	Err *DeliveryError
 }
 
@@ -84,6 +92,10 @@ type Settlement struct {
 	Result Result
 	// Attempts counts the attempts made, held ones included.
 	Attempts int
-	// Err says why it was not delivered; nil when it was.
+	// Err says why it was not delivered; nil when it was. For
+	// ResultFailed it is the refusal, a *DeliveryError; for ResultGaveUp
+	// it matches ErrDeadline or ErrExhausted and wraps the last attempt's
+	// *DeliveryError, if one was made; for ResultSkipped it is ErrSkipped
+	// or ErrUnavailable.
 	Err error
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,7 +43,6 @@ var _ SenderKeys = (*CachingSenderKeys)(nil)
 type CachingSenderKeys struct {
 	inner SenderKeys
 	cfg   CachingConfig
-	loads atomic.Int64
 
 	mu       sync.Mutex
 	entries  map[string]cachedKey
@@ -108,7 +106,6 @@ func (c *CachingSenderKeys) Key(ctx context.Context, keyID string) (crypto.Signe
 // load runs detached from any one caller's context, so a caller giving up
 // does not fail the others sharing the load.
 func (c *CachingSenderKeys) load(ctx context.Context, keyID string, l *keyLoad) {
-	c.loads.Add(1)
 	l.key, l.err = c.inner.Key(context.WithoutCancel(ctx), keyID)
 	c.mu.Lock()
 	delete(c.inflight, keyID)
@@ -151,6 +148,3 @@ func (c *CachingSenderKeys) Forget(keyID string) {
 	delete(c.entries, keyID)
 	c.mu.Unlock()
 }
-
-// Loads returns how many times the inner SenderKeys was asked for a key.
-func (c *CachingSenderKeys) Loads() int64 { return c.loads.Load() }

@@ -37,7 +37,7 @@ func TestAttemptsLoggedAtDebug(t *testing.T) {
 	b.send(t, "1", ib.URL("/inbox"))
 	b.runDue(t)
 	out := buf.String()
-	for _, want := range []string{"deliver: attempt", "inbox=" + ib.URL("/inbox"), "status=410", "outcome=failed", "scheme=rfc9421", "deliver: refused for good"} {
+	for _, want := range []string{"deliver: attempt", "inbox=" + ib.URL("/inbox"), "status=410", "outcome=refused", "scheme=rfc9421", "deliver: refused for good"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}

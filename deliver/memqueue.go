@@ -245,15 +245,15 @@ func (q *MemoryQueue) Drop(ctx context.Context, f DropFilter) (int, error) {
 // ones have left. Every lane is in the map, zero when empty. It has the
 // meaning of pgqueue's Queue.Depth, so a status page can show either; an
 // Envelope.Lane outside the three lanes counts in the lane it is claimed
-// from. It never fails; the error is there to match.
-func (q *MemoryQueue) Depth(ctx context.Context) (map[Lane]int, error) {
+// from.
+func (q *MemoryQueue) Depth() map[Lane]int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return map[Lane]int{
 		LanePriority: q.depth[laneIndex(LanePriority)],
 		LaneNormal:   q.depth[laneIndex(LaneNormal)],
 		LaneLow:      q.depth[laneIndex(LaneLow)],
-	}, nil
+	}
 }
 
 // Len returns how many jobs are in the queue, claimed or not.

@@ -19,24 +19,13 @@ func TestMemoryBreakerStoreConformance(t *testing.T) {
 	delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore { return &deliver.MemoryBreakerStore{} })
 }
 
-func TestMemorySchemeStoreConformance(t *testing.T) {
-	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore { return deliver.NewMemorySchemeStore(0) })
-}
-
 // Depth counts each lane's jobs, due, claimed or waiting for a retry;
 // finished and dropped jobs leave it; every lane is always present.
 func TestMemoryQueueDepth(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	q := &deliver.MemoryQueue{}
-	depth := func() map[deliver.Lane]int {
-		t.Helper()
-		d, err := q.Depth(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	depth := q.Depth
 	want := map[deliver.Lane]int{deliver.LanePriority: 0, deliver.LaneNormal: 0, deliver.LaneLow: 0}
 	if got := depth(); !maps.Equal(got, want) {
 		t.Fatalf("empty queue: Depth = %v, want %v", got, want)

@@ -69,6 +69,13 @@ func (d *Deliverer) secondKnock(ctx context.Context, j *Job, host string, signer
 	return knock{}, false
 }
 
+func otherScheme(s sig.Scheme) sig.Scheme {
+	if s == sig.SchemeRFC9421 {
+		return sig.SchemeCavage
+	}
+	return sig.SchemeRFC9421
+}
+
 // askedKnock returns a knock signed as the first member of accept that
 // can be met.
 func (d *Deliverer) askedKnock(ctx context.Context, keyID string, signer *sig.Signer, host, accept string) (knock, bool) {

@@ -145,7 +145,7 @@ func TestDisableNegotiation(t *testing.T) {
 // and cavage is remembered.
 func TestRememberedRFC9421RefusedFallsBackAtOnce(t *testing.T) {
 	t.Parallel()
-	store := deliver.NewMemorySchemeStore(0)
+	store := sig.NewHostSchemes(0)
 	b := setupSim(t, func(c *deliver.Config) { c.Schemes = store })
 	const host = "mastodon.example"
 	both := b.check(t, SignatureCheck{})

@@ -113,7 +113,7 @@ func TestGoToSocialContentRefusalOneKnockWhenCavageRemembered(t *testing.T) {
 // for good.
 func TestGoToSocialContentRefusalFirstAnswerStands(t *testing.T) {
 	t.Parallel()
-	schemes := deliver.NewMemorySchemeStore(0)
+	schemes := sig.NewHostSchemes(0)
 	b := setup(t, func(c *deliver.Config) { c.FirstScheme, c.Schemes = sig.SchemeCavage, schemes })
 	ib := peerInbox(t, b, goToSocial)
 	b.sendLike(t, "like", ib.URL("/inbox"))

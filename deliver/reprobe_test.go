@@ -80,7 +80,7 @@ func TestReprobeDisabled(t *testing.T) {
 		edit func(*deliver.Config)
 	}{
 		{"DisableReprobe", func(c *deliver.Config) { c.DisableReprobe = true }},
-		{"undated store", func(c *deliver.Config) { c.Schemes = undatedStore{deliver.NewMemorySchemeStore(0)} }},
+		{"undated store", func(c *deliver.Config) { c.Schemes = undatedStore{sig.NewHostSchemes(0)} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,4 +98,4 @@ func TestReprobeDisabled(t *testing.T) {
 }
 
 // undatedStore hides the dates of the store it wraps.
-type undatedStore struct{ deliver.SchemeStore }
+type undatedStore struct{ sig.SchemeStore }

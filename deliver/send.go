@@ -17,12 +17,11 @@ type Batch struct {
 	Deadline time.Time
 	// MaxAttempts, when above zero, lowers the retry policy's attempts.
 	MaxAttempts int
-	// LowPriority puts the batch in the low lane, claimed only when nothing
-	// else is due.
-	LowPriority bool
-	// Priority puts the batch in the priority lane, ahead of the normal one.
-	// LowPriority wins when both are set.
-	Priority bool
+	// Lane is the queue lane: LanePriority goes ahead of the normal lane,
+	// LaneLow is claimed only when nothing else is due. Defaults to
+	// LaneNormal, or LanePriority for a send to at most
+	// Config.PriorityMaxInboxes inboxes.
+	Lane Lane
 	// OrderingKey makes the batch reach each inbox in the order it was
 	// queued among batches with this key. Give the activity's object: its
 	// Delete then waits until its Create is delivered or given up.
@@ -65,10 +64,8 @@ func (d *Deliverer) SendBatch(ctx context.Context, keyID string, activity []byte
 	if len(e.Inboxes) == 0 {
 		return ErrNoInboxes
 	}
-	switch {
-	case b.LowPriority:
-		e.Lane = LaneLow
-	case b.Priority, d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes:
+	e.Lane = b.Lane
+	if e.Lane == LaneNormal && d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes {
 		e.Lane = LanePriority
 	}
 	ctx, span := d.startEnqueue(ctx, e)

@@ -29,7 +29,7 @@ const (
 	spanEnqueue = "deliver.enqueue"
 	spanAttempt = "deliver.attempt"
 
-	// attrOutcome is an attempt's AttemptOutcome: delivered, failed, held.
+	// attrOutcome is an attempt's AttemptOutcome: delivered, failed, refused, held.
 	attrOutcome = attribute.Key("fedkit.deliver.outcome")
 	// attrScheme is the signature scheme of the attempt's final request:
 	// cavage, rfc9421, or none when nothing was signed.
@@ -58,10 +58,15 @@ type BreakerCounter interface {
 }
 
 // queueDepth is implemented by a Queue that can count its jobs per lane
-// (MemoryQueue, pgqueue), for the fedkit.deliver.queue.depth gauge.
+// (pgqueue), for the fedkit.deliver.queue.depth gauge.
 type queueDepth interface {
 	Depth(ctx context.Context) (map[Lane]int, error)
 }
+
+// memDepth reads a MemoryQueue's depth as a queueDepth.
+type memDepth struct{ q *MemoryQueue }
+
+func (m memDepth) Depth(context.Context) (map[Lane]int, error) { return m.q.Depth(), nil }
 
 // OpenBreakers implements BreakerCounter: lights open or probing.
 func (s *MemoryBreakerStore) OpenBreakers(ctx context.Context, now time.Time) (int, error) {
@@ -78,7 +83,7 @@ func (s *MemoryBreakerStore) OpenBreakers(ctx context.Context, now time.Time) (i
 
 // Indices of the per-(outcome, scheme) attribute sets built once.
 const (
-	nOutcomes = 3 // delivered, failed, held
+	nOutcomes = 4 // delivered, failed, refused, held
 	nSchemes  = 3 // none, cavage, rfc9421
 )
 
@@ -86,8 +91,10 @@ func outcomeIndex(o AttemptOutcome) int {
 	switch o {
 	case AttemptDelivered:
 		return 0
-	case AttemptHeld:
+	case AttemptRefused:
 		return 2
+	case AttemptHeld:
+		return 3
 	}
 	return 1
 }
@@ -141,7 +148,7 @@ func (d *Deliverer) instrument() {
 	t.enqueueOps = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
 	var err error
 	t.deliveries, err = t.meter.Int64Counter(metricDeliveries,
-		metric.WithDescription("Delivery attempts, by outcome (delivered, failed, held by an open breaker) and signature scheme"),
+		metric.WithDescription("Delivery attempts, by outcome (delivered, failed, refused for good, held by an open breaker) and signature scheme"),
 		metric.WithUnit("{attempt}"))
 	if err != nil {
 		d.log.Warn("deliver: deliveries counter unavailable", "err", err)
@@ -154,7 +161,7 @@ func (d *Deliverer) instrument() {
 		d.log.Warn("deliver: attempt duration histogram unavailable", "err", err)
 		t.duration, _ = noop.NewMeterProvider().Meter("").Float64Histogram(metricDuration)
 	}
-	outcomes := [nOutcomes]string{"delivered", "failed", "held"}
+	outcomes := [nOutcomes]string{"delivered", "failed", "refused", "held"}
 	schemes := [nSchemes]string{"none", "cavage", "rfc9421"}
 	for o := range nOutcomes {
 		for s := range nSchemes {
@@ -191,6 +198,9 @@ func (d *Deliverer) startGauges() func() {
 func (d *Deliverer) registerGauges() metric.Registration {
 	t := &d.tel
 	qd, hasDepth := d.queue.(queueDepth)
+	if mq, ok := d.queue.(*MemoryQueue); ok {
+		qd, hasDepth = memDepth{mq}, true
+	}
 	var bc BreakerCounter
 	if b := d.cfg.Breaker; b != nil {
 		bc, _ = b.Store.(BreakerCounter)
@@ -407,7 +417,7 @@ func attemptErrorType(derr *DeliveryError) string {
 	switch {
 	case derr == nil:
 		return "_OTHER"
-	case derr.Kind == KindHeld:
+	case derr.Outcome == AttemptHeld:
 		return "held"
 	case derr.StatusCode != 0:
 		return strconv.Itoa(derr.StatusCode)

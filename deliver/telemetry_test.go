@@ -236,8 +236,8 @@ func TestTelemetryGauges(t *testing.T) {
 	down := newInbox(t, b.clock, status(http.StatusServiceUnavailable))
 	b.send(t, "1", down.URL("/inbox"))
 	b.runDue(t) // fails: the light opens, the job waits for its retry
-	b.sendBatch(t, "2", deliver.Batch{LowPriority: true}, down.URL("/other"))
-	b.sendBatch(t, "3", deliver.Batch{LowPriority: true}, down.URL("/third"))
+	b.sendBatch(t, "2", deliver.Batch{Lane: deliver.LaneLow}, down.URL("/other"))
+	b.sendBatch(t, "3", deliver.Batch{Lane: deliver.LaneLow}, down.URL("/third"))
 
 	if _, found := o.metric(t, "fedkit.deliver.queue.depth"); found {
 		t.Error("queue depth reported before Run")

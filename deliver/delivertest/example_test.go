@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/sig"
 )
 
 // A backend's test file runs the suites against a fresh store per subtest.
@@ -33,7 +34,7 @@ func ExampleRecorder() {
 
 func ExampleTestSchemeStore() {
 	_ = func(t *testing.T) {
-		delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore { return deliver.NewMemorySchemeStore(0) })
+		delivertest.TestSchemeStore(t, func(t *testing.T) sig.SchemeStore { return sig.NewHostSchemes(0) })
 	}
 }
 

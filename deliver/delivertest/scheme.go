@@ -4,13 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/sig"
 )
 
-// TestSchemeStore runs the conformance suite every deliver.SchemeStore must
+// TestSchemeStore runs the conformance suite every sig.SchemeStore must
 // pass. newStore returns an empty store for each subtest.
-func TestSchemeStore(t *testing.T, newStore func(t *testing.T) deliver.SchemeStore) {
+func TestSchemeStore(t *testing.T, newStore func(t *testing.T) sig.SchemeStore) {
 	t.Helper()
 	ctx := context.Background()
 	t.Run("UnknownHost", func(t *testing.T) {

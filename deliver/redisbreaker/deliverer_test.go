@@ -44,7 +44,7 @@ const (
 
 // deliverer returns a Deliverer with its own Redis client, as a separate
 // process would have, sharing breakers under prefix.
-func deliverer(t testing.TB, prefix string, now func() time.Time, attempts *[3]atomic.Int64) *deliver.Deliverer {
+func deliverer(t testing.TB, prefix string, now func() time.Time, attempts *[4]atomic.Int64) *deliver.Deliverer {
 	t.Helper()
 	rdb := redis.NewClient(redistest.Options(t))
 	t.Cleanup(func() { rdb.Close() })
@@ -126,7 +126,7 @@ func TestBreakerAcrossProcesses(t *testing.T) {
 		t.Fatalf("process A made %d requests, want %d", hits.Load(), threshold)
 	}
 
-	var attB [3]atomic.Int64
+	var attB [4]atomic.Int64
 	send(t, deliverer(t, prefix, time.Now, &attB), port, 100, 5)
 	if hits.Load() != threshold || attB[deliver.AttemptHeld-1].Load() != 5 {
 		t.Fatalf("process B: %d requests reached the host, %d held; want none sent, 5 held",

@@ -169,7 +169,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 			return nil, err
 		}
 		mq := &deliver.MemoryQueue{}
-		a.store, a.queue, a.depth = fs, mq, laneDepth("memory", mq.Depth)
+		a.store, a.queue, a.depth = fs, mq, laneDepth("memory", func(context.Context) (map[deliver.Lane]int, error) { return mq.Depth(), nil })
 	}
 
 	dcfg := deliver.DefaultConfig()
@@ -195,7 +195,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		// itself, so the status page reads back the state it acts on.
 		mb := &deliver.MemoryBreakerStore{}
 		dcfg.Breaker.Store = mb
-		a.breakers, a.brkName = mb, "memory"
+		a.breakers, a.brkName = relay.MemoryLights{Store: mb}, "memory"
 	}
 	if err := a.openAvailability(ctx, cfg); err != nil {
 		return nil, err

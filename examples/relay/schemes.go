@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/pgschemes"
@@ -29,7 +28,7 @@ func (a *app) openSchemes(ctx context.Context, cfg *config.Config) error {
 		}
 		a.schemes = st
 	default:
-		a.schemes = deliver.NewMemorySchemeStore(0)
+		a.schemes = sig.NewHostSchemes(0)
 	}
 	return nil
 }

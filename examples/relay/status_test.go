@@ -81,7 +81,7 @@ func statusFixture(t *testing.T) (*testRelay, *instance, *instance) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	openLight(t, r.app.breakers.(*deliver.MemoryBreakerStore), elsewhere)
+	openLight(t, r.app.breakers.(relay.MemoryLights).Store, elsewhere)
 	return r, a, down
 }
 
@@ -271,9 +271,9 @@ func TestMemoryDepth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	send([]string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Priority: true})
+	send([]string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Lane: deliver.LanePriority})
 	send([]string{"https://a.example/inbox", "https://b.example/inbox"}, deliver.Batch{Tag: relay.TagRelay})
-	send([]string{"https://c.example/inbox"}, deliver.Batch{Tag: "backfill", LowPriority: true})
+	send([]string{"https://c.example/inbox"}, deliver.Batch{Tag: "backfill", Lane: deliver.LaneLow})
 	got, err := r.app.depth(ctx)
 	if want := (relay.QueueDepth{Backend: "memory", Priority: 1, Normal: 2, Low: 1}); err != nil || got != want {
 		t.Fatalf("depth = %+v, %v; want %+v", got, err, want)

@@ -33,7 +33,7 @@ func ExampleNew() {
 	go func() { _ = d.Run(ctx) }()
 
 	r, err := relay.New(&relay.Config{PublicURL: "https://relay.example", Key: key, Store: subs,
-		Sender: d, Lookup: f, Health: health, Breakers: breakers, BreakerStore: "memory",
+		Sender: d, Lookup: f, Health: health, Breakers: relay.MemoryLights{Store: breakers}, BreakerStore: "memory",
 		AdminToken: os.Getenv("ADMIN_TOKEN")})
 	if err != nil {
 		panic(err)

@@ -31,7 +31,7 @@ type Failure struct {
 	Host    string    `json:"host"`
 	Inbox   string    `json:"inbox"`
 	Status  int       `json:"status,omitempty"`
-	Kind    string    `json:"kind"`
+	Kind    string    `json:"kind"` // the attempt's outcome: failed, refused or held
 	Attempt int       `json:"attempt"`
 }
 
@@ -111,7 +111,7 @@ func (h *Health) OnAttempt(_ context.Context, a deliver.Attempt) {
 			hh.Breaker = BreakerProbing
 		}
 	}
-	f := Failure{At: now, Host: a.Host, Inbox: a.Inbox, Status: a.StatusCode, Attempt: a.Number, Kind: kindOf(a)}
+	f := Failure{At: now, Host: a.Host, Inbox: a.Inbox, Status: a.StatusCode, Attempt: a.Number, Kind: a.Outcome.String()}
 	hh.Recent = append(hh.Recent, f)
 	if len(hh.Recent) > RecentFailuresPerHost {
 		hh.Recent = slices.Delete(hh.Recent, 0, len(hh.Recent)-RecentFailuresPerHost)
@@ -120,14 +120,6 @@ func (h *Health) OnAttempt(_ context.Context, a deliver.Attempt) {
 	if len(h.recent) > RecentFailures {
 		h.recent = slices.Delete(h.recent, 0, len(h.recent)-RecentFailures)
 	}
-}
-
-func kindOf(a deliver.Attempt) string {
-	var de *deliver.DeliveryError
-	if errors.As(a.Err, &de) {
-		return de.Kind.String()
-	}
-	return a.Outcome.String()
 }
 
 // evictLocked forgets healthy hosts, keeping those a reader needs to see.

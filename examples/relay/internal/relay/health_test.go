@@ -11,9 +11,9 @@ import (
 func TestHealth(t *testing.T) {
 	ctx := context.Background()
 	fail := deliver.Attempt{Host: "x.example", Inbox: "https://x.example/inbox", Outcome: deliver.AttemptFailed, StatusCode: 503,
-		Err: &deliver.DeliveryError{Kind: deliver.KindRetryable, StatusCode: 503}}
+		Err: &deliver.DeliveryError{Outcome: deliver.AttemptFailed, StatusCode: 503}}
 	until := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
-	held := deliver.Attempt{Host: "x.example", Outcome: deliver.AttemptHeld, Err: &deliver.DeliveryError{Kind: deliver.KindHeld, Until: until}}
+	held := deliver.Attempt{Host: "x.example", Outcome: deliver.AttemptHeld, Err: &deliver.DeliveryError{Outcome: deliver.AttemptHeld, Until: until}}
 	ok := deliver.Attempt{Host: "x.example", Outcome: deliver.AttemptDelivered}
 	probeFail := fail
 	probeFail.Probe = true
@@ -42,7 +42,7 @@ func TestHealth(t *testing.T) {
 	if hosts[0].Delivered != 1 || hosts[0].Failed != 4 || hosts[0].Held != 1 {
 		t.Errorf("counts = %+v", hosts[0])
 	}
-	if len(hosts[0].Recent) != RecentFailuresPerHost || len(recent) != 5 || recent[0].Kind != "retryable" || recent[1].Kind != "held" {
+	if len(hosts[0].Recent) != RecentFailuresPerHost || len(recent) != 5 || recent[0].Kind != "failed" || recent[1].Kind != "held" {
 		t.Errorf("recent: host %d, all %+v", len(hosts[0].Recent), recent)
 	}
 }

@@ -281,7 +281,7 @@ func (r *Relay) sendToSubscriber(ctx context.Context, sub store.Subscriber, acti
 	if err != nil {
 		return err
 	}
-	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Priority: true})
+	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Lane: deliver.LanePriority})
 }
 
 // serverSubscription returns the actor, other than sender, through which

@@ -154,7 +154,7 @@ func TestFollow(t *testing.T) {
 				}
 				_ = json.Unmarshal(s.Body, &acc)
 				if acc.Type != "Accept" || acc.Actor != base+"/actor" || acc.Object.ID != sub.FollowID || acc.Object.Actor != p.actor ||
-					s.KeyID != base+"/actor#main-key" || !slices.Equal(s.Inboxes, []string{sub.Inbox}) || !s.Batch.Priority {
+					s.KeyID != base+"/actor#main-key" || !slices.Equal(s.Inboxes, []string{sub.Inbox}) || s.Batch.Lane != deliver.LanePriority {
 					t.Fatalf("accept = %+v %s", s, s.Body)
 				}
 			}

@@ -45,14 +45,21 @@ type StatusSource interface {
 }
 
 // BreakerLights reads the deliverer's breaker store: the state every
-// process sharing the store acts on, not what one process saw.
-// *deliver.MemoryBreakerStore is one; a redisbreaker.Store needs its Lights
-// converted (redisbreaker.Light and deliver.BreakerLight share their fields).
+// process sharing the store acts on, not what one process saw. A
+// redisbreaker.Store is one; MemoryLights reads a
+// *deliver.MemoryBreakerStore.
 type BreakerLights interface {
 	Lights(ctx context.Context) ([]deliver.BreakerLight, error)
 }
 
-var _ BreakerLights = (*deliver.MemoryBreakerStore)(nil)
+// MemoryLights reads a *deliver.MemoryBreakerStore, which cannot fail, as
+// BreakerLights.
+type MemoryLights struct{ Store *deliver.MemoryBreakerStore }
+
+// Lights implements BreakerLights.
+func (m MemoryLights) Lights(context.Context) ([]deliver.BreakerLight, error) {
+	return m.Store.Lights(), nil
+}
 
 // BreakerRow is one light from the breaker store: a host (or an inbox URL
 // with per-inbox breakers) that has failed since its last success.

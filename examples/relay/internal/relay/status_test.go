@@ -32,7 +32,7 @@ func TestReportBreakers(t *testing.T) {
 	record("b.example", now.Add(-2*time.Minute), 2) // opened, cool-off over
 	record("c.example", now, 2)                     // opened just now
 	f := newFixture(t, func(c *Config) {
-		c.Breakers, c.BreakerStore = mb, "memory"
+		c.Breakers, c.BreakerStore = MemoryLights{mb}, "memory"
 		c.Now = func() time.Time { return now }
 	})
 	rep := f.r.Report(context.Background())
