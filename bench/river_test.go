@@ -10,8 +10,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
@@ -60,8 +60,8 @@ func benchVsRiver(b *testing.B, conc int, durable bool) {
 	if err := q.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	driver := riverpgxv5.New(pool)
-	m, err := rivermigrate.New(driver, nil)
+	rd := riverpgxv5.New(pool)
+	m, err := rivermigrate.New(rd, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func benchVsRiver(b *testing.B, conc int, durable bool) {
 	}
 	ws := river.NewWorkers()
 	river.AddWorker(ws, noopWorker{})
-	rc, err := river.NewClient(driver, &river.Config{
+	rc, err := river.NewClient(rd, &river.Config{
 		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: conc}},
 		Workers:       ws,
 		FetchCooldown: river.FetchCooldownMin,
@@ -98,7 +98,7 @@ func benchVsRiver(b *testing.B, conc int, durable bool) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		e := &deliver.Envelope{KeyID: "k", Body: []byte(`{"id":"x"}`), Inboxes: inboxes,
+		e := &driver.Envelope{KeyID: "k", Body: []byte(`{"id":"x"}`), Inboxes: inboxes,
 			EnqueuedAt: time.Now().Add(-time.Second), Tag: fmt.Sprintf("noop-%d", i)}
 		if err := q.Enqueue(ctx, e); err != nil {
 			b.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 func hostOf(inbox string) string {
@@ -18,18 +20,18 @@ func hostOf(inbox string) string {
 
 // handle makes one attempt at j. work bounds the sending; stop, when it ends
 // before a host slot is free, returns j to the queue untouched.
-func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
+func (d *Deliverer) handle(work, stop context.Context, j *driver.Job, rs *runSlot) {
 	e := j.Envelope
 	host := hostOf(j.Inbox)
 	number := j.Attempts + 1
 	now := d.cfg.Now()
 
 	if !e.Deadline.IsZero() && !now.Before(e.Deadline) {
-		d.settle(work, j, host, ResultGaveUp, j.Attempts, ErrDeadline)
+		d.settle(work, j, host, driver.ResultGaveUp, j.Attempts, ErrDeadline)
 		return
 	}
 	if d.cfg.SkipIf != nil && d.cfg.SkipIf(work, j.Inbox, e) {
-		d.settle(work, j, host, ResultSkipped, j.Attempts, ErrSkipped)
+		d.settle(work, j, host, driver.ResultSkipped, j.Attempts, ErrSkipped)
 		return
 	}
 	if d.skipUnavailable(work, j, host) {
@@ -39,20 +41,20 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	release, err := d.acquireHost(stop, host, rs)
 	if err != nil {
 		// Shutting down: leave it for the next claim, attempts unchanged.
-		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		d.finish(work, j, driver.Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
 	defer release()
 	if stop.Err() != nil {
 		// A slot came free only after the stop: this one was not in flight.
-		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		d.finish(work, j, driver.Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
 	if j.LeaseUntil.Sub(d.cfg.Now()) < d.cfg.AttemptTimeout {
 		// Waited for a slot until its lease could lapse mid-request, when
 		// another process may claim and send it too: do not send; give it
 		// back while it is still ours.
-		d.finish(work, j, Outcome{RetryAt: now, Attempts: j.Attempts})
+		d.finish(work, j, driver.Outcome{RetryAt: now, Attempts: j.Attempts})
 		return
 	}
 	work, span := d.startAttempt(work, j)
@@ -69,7 +71,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		return
 	}
 
-	var adm Admission
+	var adm driver.Admission
 	light := host
 	if b := d.cfg.Breaker; b != nil {
 		if b.PerInbox {
@@ -79,7 +81,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 		if err != nil {
 			// A breaker store that cannot answer must not stop delivery.
 			d.log.Warn("deliver: breaker store failed; sending anyway", "light", light, "err", err)
-			adm = Admission{Allow: true}
+			adm = driver.Admission{Allow: true}
 		}
 		if !adm.Allow {
 			d.failed(work, j, host, number, &DeliveryError{Outcome: AttemptHeld, Inbox: j.Inbox, Until: adm.Until}, Attempt{})
@@ -133,7 +135,7 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 	if derr == nil {
 		att.Outcome = AttemptDelivered
 		d.attempt(work, j, host, number, att)
-		d.settle(work, j, host, ResultDelivered, number, nil)
+		d.settle(work, j, host, driver.ResultDelivered, number, nil)
 		return
 	}
 	d.failed(work, j, host, number, derr, att)
@@ -142,18 +144,18 @@ func (d *Deliverer) handle(work, stop context.Context, j *Job, rs *runSlot) {
 // cutOff returns j, interrupted by the end of work, to the queue due at
 // once with its attempts unchanged. The remote may have received it; a
 // delivery is at least once.
-func (d *Deliverer) cutOff(work context.Context, j *Job) {
+func (d *Deliverer) cutOff(work context.Context, j *driver.Job) {
 	d.log.Info("deliver: delivery cut off by shutdown; returned to the queue", "inbox", j.Inbox)
-	d.finish(work, j, Outcome{RetryAt: d.cfg.Now(), Attempts: j.Attempts})
+	d.finish(work, j, driver.Outcome{RetryAt: d.cfg.Now(), Attempts: j.Attempts})
 }
 
-func (d *Deliverer) rule() BreakerRule {
-	return BreakerRule{Threshold: d.cfg.Breaker.Threshold, CoolOff: d.cfg.Breaker.CoolOff}
+func (d *Deliverer) rule() driver.BreakerRule {
+	return driver.BreakerRule{Threshold: d.cfg.Breaker.Threshold, CoolOff: d.cfg.Breaker.CoolOff}
 }
 
 // failed reports an attempt that did not deliver, att with derr's outcome,
 // and either settles the job or schedules its retry.
-func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int, derr *DeliveryError, att Attempt) {
+func (d *Deliverer) failed(ctx context.Context, j *driver.Job, host string, number int, derr *DeliveryError, att Attempt) {
 	e := j.Envelope
 	att.Outcome, att.Err = derr.Outcome, derr
 	d.attempt(ctx, j, host, number, att)
@@ -167,13 +169,13 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 			d.cfg.OnFailure(ctx, Failure{Inbox: j.Inbox, Host: host, ActivityID: e.ActivityID, ActorID: e.ActorID,
 				Tag: e.Tag, StatusCode: derr.StatusCode, Err: derr})
 		}
-		d.settle(ctx, j, host, ResultFailed, number, derr)
+		d.settle(ctx, j, host, driver.ResultFailed, number, derr)
 		return
 	}
 	now := d.cfg.Now()
 	delay, ok := d.cfg.Retry.Next(number)
 	if !ok || (e.MaxAttempts > 0 && number >= e.MaxAttempts) {
-		d.settle(ctx, j, host, ResultGaveUp, number, gaveUp(ErrExhausted, derr))
+		d.settle(ctx, j, host, driver.ResultGaveUp, number, gaveUp(ErrExhausted, derr))
 		return
 	}
 	at := now.Add(delay)
@@ -188,13 +190,13 @@ func (d *Deliverer) failed(ctx context.Context, j *Job, host string, number int,
 		}
 	}
 	if !e.Deadline.IsZero() && !at.Before(e.Deadline) {
-		d.settle(ctx, j, host, ResultGaveUp, number, gaveUp(ErrDeadline, derr))
+		d.settle(ctx, j, host, driver.ResultGaveUp, number, gaveUp(ErrDeadline, derr))
 		return
 	}
-	d.finish(ctx, j, Outcome{RetryAt: at, Attempts: number})
+	d.finish(ctx, j, driver.Outcome{RetryAt: at, Attempts: number})
 }
 
-func (d *Deliverer) attempt(ctx context.Context, j *Job, host string, number int, a Attempt) {
+func (d *Deliverer) attempt(ctx context.Context, j *driver.Job, host string, number int, a Attempt) {
 	a.Inbox, a.Host, a.ActivityID, a.Tag, a.Number = j.Inbox, host, j.Envelope.ActivityID, j.Envelope.Tag, number
 	d.recordAttempt(ctx, &a)
 	if d.log.Enabled(ctx, slog.LevelDebug) {
@@ -206,7 +208,7 @@ func (d *Deliverer) attempt(ctx context.Context, j *Job, host string, number int
 	}
 }
 
-func (d *Deliverer) settle(ctx context.Context, j *Job, host string, r Result, attempts int, err error) {
+func (d *Deliverer) settle(ctx context.Context, j *driver.Job, host string, r driver.Result, attempts int, err error) {
 	if d.cfg.OnSettled != nil {
 		s := Settlement{Inbox: j.Inbox, Host: host, ActivityID: j.Envelope.ActivityID, Tag: j.Envelope.Tag,
 			Result: r, Attempts: attempts}
@@ -215,10 +217,10 @@ func (d *Deliverer) settle(ctx context.Context, j *Job, host string, r Result, a
 		}
 		d.cfg.OnSettled(ctx, s)
 	}
-	d.finish(ctx, j, Outcome{Result: r, Attempts: attempts})
+	d.finish(ctx, j, driver.Outcome{Result: r, Attempts: attempts})
 }
 
-func (d *Deliverer) finish(ctx context.Context, j *Job, o Outcome) {
+func (d *Deliverer) finish(ctx context.Context, j *driver.Job, o driver.Outcome) {
 	// Record the outcome even when the work context was cancelled at the
 	// end of the grace period.
 	if err := d.queue.Finish(context.WithoutCancel(ctx), j.Ref(), o); err != nil {

@@ -2,10 +2,11 @@ package deliver
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Availability defaults.
@@ -19,54 +20,12 @@ const (
 	AvailabilityMaxHostsDefault = 100_000
 )
 
-// ErrUnavailable is the Settlement.Err of a delivery skipped because its
-// host is unavailable (ResultSkipped).
-var ErrUnavailable = errors.New("deliver: host unavailable")
-
-// AvailabilityRule says when a host becomes unavailable.
-type AvailabilityRule struct {
-	// Days is how many distinct days (UTC, by the caller's clock) with a
-	// failure, and no success since the first of them, make a host
-	// unavailable.
-	Days int
-}
-
-// UnavailableHost is a host deliveries are skipped for.
-type UnavailableHost struct {
-	// Host is the host (the limiter's and breaker's key: host[:port]).
-	Host string
-	// Since is when it became unavailable, by the clock of the caller that
-	// recorded its last failure.
-	Since time.Time
-}
-
-// AvailabilityStore remembers across days which hosts fail, as
-// Mastodon's delivery failure tracker does: a host that failed on Days
-// distinct days with no success in between is unavailable until it is
-// seen alive (a delivery it accepts, an activity it sends, a fetch it
-// answers, an operator's clear). Implementations are safe for concurrent
-// use and may be shared by several processes (deliver/redisavailability,
-// deliver/pgavailability); they never read a clock of their own: every
-// time comes from the caller. deliver/delivertest.TestAvailabilityStore is
-// the conformance suite.
-type AvailabilityStore interface {
-	// Failure records that host failed at now and returns when it became
-	// unavailable, if it is now.
-	Failure(ctx context.Context, host string, now time.Time, rule AvailabilityRule) (since time.Time, unavailable bool, err error)
-	// SeenAlive forgets host's failures: it is available.
-	SeenAlive(ctx context.Context, host string) error
-	// Unavailable reports whether host is unavailable, and since when.
-	Unavailable(ctx context.Context, host string) (since time.Time, unavailable bool, err error)
-	// ListUnavailable returns the unavailable hosts, oldest first.
-	ListUnavailable(ctx context.Context) ([]UnavailableHost, error)
-}
-
 // AvailabilityConfig configures the availability rule of a Deliverer.
 type AvailabilityConfig struct {
 	// Store remembers failures. Defaults to a MemoryAvailabilityStore of
 	// AvailabilityMaxHostsDefault hosts; give a shared store to several
 	// processes sharing a queue.
-	Store AvailabilityStore
+	Store driver.AvailabilityStore
 	// Days is the rule's threshold. Defaults to AvailabilityDaysDefault.
 	Days int
 	// OnSkipped sees each delivery skipped because its host is
@@ -100,7 +59,7 @@ func (d *Deliverer) SeenAlive(ctx context.Context, host string) error {
 // skipUnavailable settles j as skipped when its host is unavailable, and
 // reports whether it did. A store that cannot answer does not stop
 // delivery.
-func (d *Deliverer) skipUnavailable(ctx context.Context, j *Job, host string) bool {
+func (d *Deliverer) skipUnavailable(ctx context.Context, j *driver.Job, host string) bool {
 	if d.cfg.DisableAvailability {
 		return false
 	}
@@ -117,7 +76,7 @@ func (d *Deliverer) skipUnavailable(ctx context.Context, j *Job, host string) bo
 		a.OnSkipped(ctx, UnavailableSkip{Inbox: j.Inbox, Host: host, ActivityID: j.Envelope.ActivityID,
 			Tag: j.Envelope.Tag, Since: since})
 	}
-	d.settle(ctx, j, host, ResultSkipped, j.Attempts, ErrUnavailable)
+	d.settle(ctx, j, host, driver.ResultSkipped, j.Attempts, ErrUnavailable)
 	return true
 }
 
@@ -137,7 +96,7 @@ func (d *Deliverer) observeAvailability(ctx context.Context, host string, delive
 	case !reachable:
 		var since time.Time
 		var down bool
-		since, down, err = a.Store.Failure(ctx, host, d.cfg.Now(), AvailabilityRule{Days: a.Days})
+		since, down, err = a.Store.Failure(ctx, host, d.cfg.Now(), driver.AvailabilityRule{Days: a.Days})
 		if err == nil && down {
 			d.log.Info("deliver: host unavailable", "host", host, "since", since)
 		}
@@ -162,7 +121,7 @@ func dayOf(t time.Time) int64 {
 	return t.Unix() / 86400
 }
 
-var _ AvailabilityStore = (*MemoryAvailabilityStore)(nil)
+var _ driver.AvailabilityStore = (*MemoryAvailabilityStore)(nil)
 
 // MemoryAvailabilityStore is an AvailabilityStore in memory, for one
 // process. It keeps at most its bound of failing hosts: past it, a new
@@ -190,7 +149,7 @@ func NewMemoryAvailabilityStore(maxHosts int) *MemoryAvailabilityStore {
 }
 
 // Failure implements AvailabilityStore.
-func (m *MemoryAvailabilityStore) Failure(_ context.Context, host string, now time.Time, rule AvailabilityRule) (time.Time, bool, error) {
+func (m *MemoryAvailabilityStore) Failure(_ context.Context, host string, now time.Time, rule driver.AvailabilityRule) (time.Time, bool, error) {
 	days := max(rule.Days, 1)
 	day := dayOf(now)
 	m.mu.Lock()
@@ -260,16 +219,16 @@ func (m *MemoryAvailabilityStore) Unavailable(_ context.Context, host string) (t
 }
 
 // ListUnavailable implements AvailabilityStore.
-func (m *MemoryAvailabilityStore) ListUnavailable(context.Context) ([]UnavailableHost, error) {
+func (m *MemoryAvailabilityStore) ListUnavailable(context.Context) ([]driver.UnavailableHost, error) {
 	m.mu.RLock()
-	var out []UnavailableHost
+	var out []driver.UnavailableHost
 	for h, e := range m.hosts {
 		if !e.since.IsZero() {
-			out = append(out, UnavailableHost{Host: h, Since: e.since})
+			out = append(out, driver.UnavailableHost{Host: h, Since: e.since})
 		}
 	}
 	m.mu.RUnlock()
-	slices.SortFunc(out, func(a, b UnavailableHost) int {
+	slices.SortFunc(out, func(a, b driver.UnavailableHost) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c
 		}

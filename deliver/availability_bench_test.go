@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // BenchmarkAvailabilityCheck measures what the availability rule adds to a
@@ -23,7 +24,7 @@ func BenchmarkAvailabilityCheck(b *testing.B) {
 	ctx := context.Background()
 	s := deliver.NewMemoryAvailabilityStore(0)
 	now := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
-	rule := deliver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
+	rule := driver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
 	for i := range 10_000 {
 		_, _, _ = s.Failure(ctx, fmt.Sprintf("h%d.example", i), now, rule)
 	}

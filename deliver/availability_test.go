@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/internal/fedsim"
 )
 
 func TestMemoryAvailabilityStoreConformance(t *testing.T) {
-	delivertest.TestAvailabilityStore(t, func(*testing.T) deliver.AvailabilityStore { return deliver.NewMemoryAvailabilityStore(0) })
+	drivertest.TestAvailabilityStore(t, func(testing.TB) driver.AvailabilityStore { return deliver.NewMemoryAvailabilityStore(0) })
 }
 
 // However many hosts fail, the memory store keeps its bound, and an
@@ -23,13 +24,13 @@ func TestMemoryAvailabilityStoreBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := deliver.NewMemoryAvailabilityStore(10)
-	rule := deliver.AvailabilityRule{Days: 1}
+	rule := driver.AvailabilityRule{Days: 1}
 	now := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	if _, _, err := s.Failure(ctx, "gone.example", now, rule); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 1000 {
-		if _, _, err := s.Failure(ctx, fmt.Sprintf("h%d.example", i), now, deliver.AvailabilityRule{Days: 7}); err != nil {
+		if _, _, err := s.Failure(ctx, fmt.Sprintf("h%d.example", i), now, driver.AvailabilityRule{Days: 7}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +43,7 @@ func TestMemoryAvailabilityStoreBounded(t *testing.T) {
 }
 
 // availBundle is a Deliverer on fedsim whose clock the test moves by days.
-func setupAvailability(t *testing.T, store deliver.AvailabilityStore, skipped *[]deliver.UnavailableSkip) *simBundle {
+func setupAvailability(t *testing.T, store driver.AvailabilityStore, skipped *[]deliver.UnavailableSkip) *simBundle {
 	t.Helper()
 	var mu sync.Mutex
 	return setupSim(t, func(c *deliver.Config) {
@@ -87,7 +88,7 @@ func TestHostDiesAndComesBack(t *testing.T) {
 	}
 	st := b.rec.Settled()
 	last := st[len(st)-1]
-	if last.Result != deliver.ResultSkipped || !errors.Is(last.Err, deliver.ErrUnavailable) {
+	if last.Result != driver.ResultSkipped || !errors.Is(last.Err, deliver.ErrUnavailable) {
 		t.Fatalf("settled %+v, want skipped with ErrUnavailable", last)
 	}
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // BenchmarkFanout sends one activity to 10,000 inboxes on 100 loopback hosts
@@ -13,7 +14,7 @@ import (
 // is deliveries/s over raw rsa.SignPKCS1v15 signs/s on as many goroutines as
 // cores, measured right before and right after each fan-out.
 func BenchmarkFanout(b *testing.B) {
-	delivertest.BenchmarkFanout(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, nil)
+	delivertest.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
 }
 
 // BenchmarkFanoutField sends one activity, signed with RSA-2048, through a
@@ -28,7 +29,7 @@ func BenchmarkFanout(b *testing.B) {
 func BenchmarkFanoutField(b *testing.B) {
 	for _, sc := range delivertest.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
 		})
 	}
 }
@@ -39,7 +40,7 @@ func BenchmarkFanoutField(b *testing.B) {
 func BenchmarkFanoutFieldChild(b *testing.B) {
 	for _, sc := range delivertest.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc,
+			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
 				&delivertest.FieldOpts{ChildSim: true})
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Breaker defaults, as Mastodon's Stoplights are set.
@@ -29,58 +31,10 @@ type BreakerConfig struct {
 	PerInbox bool
 	// Store keeps breaker state. Defaults to a MemoryBreakerStore of this
 	// Deliverer's own.
-	Store BreakerStore
+	Store driver.BreakerStore
 }
 
-// BreakerRule is what a BreakerStore needs of the configuration; the
-// deliverer passes it on every call so one store can serve several
-// configurations.
-type BreakerRule struct {
-	// Threshold is how many failures in a row open a closed breaker.
-	Threshold int
-	// CoolOff is how long an open breaker holds deliveries, and how long a
-	// probe may stay out before another replaces it.
-	CoolOff time.Duration
-}
-
-// Admission is a BreakerStore's answer for one delivery.
-type Admission struct {
-	// Allow says to send the delivery now.
-	Allow bool
-	// Probe says this delivery is the one trial of an open breaker; its
-	// outcome must be recorded with probe true.
-	Probe bool
-	// Until, for a held delivery, is when the breaker may next let one
-	// through: the end of its cool-off, or of a probe in flight.
-	Until time.Time
-}
-
-// BreakerStore keeps circuit breaker state, keyed by light name (a host, or
-// an inbox URL). Rules, for a light:
-//
-//   - closed, it admits everything; Threshold failures in a row open it
-//     until now+CoolOff; a success resets the count;
-//   - open, it holds everything (Allow false, Until the cool-off's end) until
-//     the cool-off ends, then admits one delivery as the probe; while the
-//     probe is out (at most CoolOff), every other delivery is held;
-//   - a probe that succeeds closes it; one that fails opens it until
-//     now+CoolOff; outcomes of non-probe deliveries while it is not closed
-//     are ignored;
-//   - a probe's outcome that arrives while it is closed (a lost probe
-//     reporting after its replacement closed it) is ignored: the
-//     destination was just proven healthy.
-//
-// Implementations must be safe for concurrent use (also across processes,
-// for a shared store) and must pass delivertest.TestBreakerStore.
-type BreakerStore interface {
-	// Admit decides whether a delivery to light may be sent at now.
-	Admit(ctx context.Context, light string, now time.Time, rule BreakerRule) (Admission, error)
-	// Record reports the outcome of a delivery Admit allowed; probe is the
-	// Admission's Probe.
-	Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule BreakerRule) error
-}
-
-var _ BreakerStore = (*MemoryBreakerStore)(nil)
+var _ driver.BreakerStore = (*MemoryBreakerStore)(nil)
 
 // MemoryBreakerStore is a BreakerStore in process memory. It keeps state
 // only for lights that have failed since their last success. The zero value
@@ -98,25 +52,25 @@ type lightState struct {
 }
 
 // Admit implements BreakerStore.
-func (s *MemoryBreakerStore) Admit(ctx context.Context, light string, now time.Time, rule BreakerRule) (Admission, error) {
+func (s *MemoryBreakerStore) Admit(ctx context.Context, light string, now time.Time, rule driver.BreakerRule) (driver.Admission, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lights[light]
 	if l == nil || l.openUntil.IsZero() {
-		return Admission{Allow: true}, nil
+		return driver.Admission{Allow: true}, nil
 	}
 	if now.Before(l.openUntil) {
-		return Admission{Until: l.openUntil}, nil
+		return driver.Admission{Until: l.openUntil}, nil
 	}
 	if until := l.probeStarted.Add(rule.CoolOff); !l.probeStarted.IsZero() && now.Before(until) {
-		return Admission{Until: until}, nil
+		return driver.Admission{Until: until}, nil
 	}
 	l.probeStarted = now
-	return Admission{Allow: true, Probe: true}, nil
+	return driver.Admission{Allow: true, Probe: true}, nil
 }
 
 // Record implements BreakerStore.
-func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule BreakerRule) error {
+func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule driver.BreakerRule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lights[light]
@@ -151,30 +105,9 @@ func (s *MemoryBreakerStore) Record(ctx context.Context, light string, probe, ok
 	return nil
 }
 
-// BreakerLight is one light's state as a MemoryBreakerStore holds it, read
-// for display (a status page, an admin command); deliveries never read it.
-// Its fields are those of redisbreaker's Light, in the same order, so one
-// converts to the other (redisbreaker.Light(l).Color(now) names its state).
-// While OpenUntil is zero the light is closed; before OpenUntil it holds
-// every delivery; after, it lets one probe through at a time.
-type BreakerLight struct {
-	// Name is the light: a host or an inbox URL.
-	Name string
-	// Failures counts failures in a row while closed; it restarts at zero
-	// when the light opens.
-	Failures int
-	// LastFailure is when the last failure was recorded; zero if never.
-	LastFailure time.Time
-	// OpenUntil is when the cool-off ends; zero while the light is closed.
-	OpenUntil time.Time
-	// ProbeStarted is when the probe now out, or the last one lost, was
-	// admitted; zero if none since the light last opened.
-	ProbeStarted time.Time
-}
-
 // Light returns one light's state; a light with nothing stored is closed
 // with no failures.
-func (s *MemoryBreakerStore) Light(name string) BreakerLight {
+func (s *MemoryBreakerStore) Light(name string) driver.BreakerLight {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lights[name].read(name)
@@ -183,21 +116,21 @@ func (s *MemoryBreakerStore) Light(name string) BreakerLight {
 // Lights returns every light with something stored (a failure counted, or
 // open), sorted by name: a light is forgotten when it closes, so these are
 // the troubled destinations.
-func (s *MemoryBreakerStore) Lights() []BreakerLight {
+func (s *MemoryBreakerStore) Lights() []driver.BreakerLight {
 	s.mu.Lock()
-	out := make([]BreakerLight, 0, len(s.lights))
+	out := make([]driver.BreakerLight, 0, len(s.lights))
 	for name, l := range s.lights {
 		out = append(out, l.read(name))
 	}
 	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b BreakerLight) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b driver.BreakerLight) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
-func (l *lightState) read(name string) BreakerLight {
+func (l *lightState) read(name string) driver.BreakerLight {
 	if l == nil {
-		return BreakerLight{Name: name}
+		return driver.BreakerLight{Name: name}
 	}
-	return BreakerLight{Name: name, Failures: l.failures, LastFailure: l.lastFailure,
+	return driver.BreakerLight{Name: name, Failures: l.failures, LastFailure: l.lastFailure,
 		OpenUntil: l.openUntil, ProbeStarted: l.probeStarted}
 }

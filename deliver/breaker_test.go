@@ -7,11 +7,8 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/redisbreaker"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
-
-// A status page may show either store's lights with one piece of code.
-var _ = redisbreaker.Light(deliver.BreakerLight{})
 
 // Light and Lights read back what Admit and Record stored, with the meaning
 // of redisbreaker's: failures in a row while closed, reset on opening; the
@@ -19,7 +16,7 @@ var _ = redisbreaker.Light(deliver.BreakerLight{})
 func TestMemoryBreakerStoreLights(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	rule := deliver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
+	rule := driver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
 	s := &deliver.MemoryBreakerStore{}
 	record := func(light string, probe, ok bool, now time.Time) {
 		t.Helper()
@@ -29,7 +26,7 @@ func TestMemoryBreakerStoreLights(t *testing.T) {
 	}
 	light, lights := s.Light, s.Lights
 
-	if got := light("b.example"); got != (deliver.BreakerLight{Name: "b.example"}) {
+	if got := light("b.example"); got != (driver.BreakerLight{Name: "b.example"}) {
 		t.Fatalf("untouched light: %+v, want closed with nothing stored", got)
 	}
 	if got := lights(); len(got) != 0 {
@@ -44,7 +41,7 @@ func TestMemoryBreakerStoreLights(t *testing.T) {
 	record("ok.example", false, false, t0)
 	record("ok.example", false, true, t0.Add(time.Second))
 
-	want := []deliver.BreakerLight{
+	want := []driver.BreakerLight{
 		{Name: "b.example", LastFailure: opened, OpenUntil: opened.Add(rule.CoolOff)},
 		{Name: "c.example", Failures: 1, LastFailure: t0},
 	}
@@ -61,7 +58,7 @@ func TestMemoryBreakerStoreLights(t *testing.T) {
 	}
 	failedAt := probeAt.Add(time.Second)
 	record("b.example", true, false, failedAt)
-	want0 := deliver.BreakerLight{Name: "b.example", LastFailure: failedAt, OpenUntil: failedAt.Add(rule.CoolOff)}
+	want0 := driver.BreakerLight{Name: "b.example", LastFailure: failedAt, OpenUntil: failedAt.Add(rule.CoolOff)}
 	if got := light("b.example"); got != want0 {
 		t.Fatalf("after a failed probe: %+v, want %+v", got, want0)
 	}
@@ -70,7 +67,7 @@ func TestMemoryBreakerStoreLights(t *testing.T) {
 		t.Fatal(err)
 	}
 	record("b.example", true, true, failedAt.Add(rule.CoolOff))
-	if got := light("b.example"); got != (deliver.BreakerLight{Name: "b.example"}) {
+	if got := light("b.example"); got != (driver.BreakerLight{Name: "b.example"}) {
 		t.Fatalf("after a good probe: %+v, want closed with nothing stored", got)
 	}
 	if got := lights(); len(got) != 1 || got[0].Name != "c.example" {

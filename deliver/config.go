@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -153,7 +154,7 @@ type Config struct {
 	OnSettled func(ctx context.Context, s Settlement)
 	// SkipIf, when it returns true for a delivery coming due, drops it
 	// unsent (settled as skipped). Defaults to nil: nothing is skipped.
-	SkipIf func(ctx context.Context, inbox string, e *Envelope) bool
+	SkipIf func(ctx context.Context, inbox string, e *driver.Envelope) bool
 	// Availability is the rule that skips hosts gone for days (see the
 	// package doc). Defaults to the zero AvailabilityConfig: a host failing
 	// on AvailabilityDaysDefault (7) distinct days with no success is

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
 // Deliverer sends activities through a Queue. Its methods are safe for
 // concurrent use; Run may be called by several processes sharing a Queue.
 type Deliverer struct {
-	queue   Queue
+	queue   driver.Queue
 	keys    SenderKeys
 	client  *client.Client
 	cfg     Config
@@ -69,7 +70,7 @@ func sameKey(a, b crypto.Signer) bool {
 
 // New returns a Deliverer sending through c, the guarded client, with keys
 // from keys. A nil cfg means DefaultConfig().
-func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Deliverer, error) {
+func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Deliverer, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -47,7 +48,7 @@ func TestDeliveredSignedAndSettled(t *testing.T) {
 		}
 	}
 	st, _ := b.d.Status(context.Background(), "t1")
-	if st != (deliver.BatchStatus{Delivered: 2}) {
+	if st != (driver.BatchStatus{Delivered: 2}) {
 		t.Fatalf("status %+v, want 2 delivered", st)
 	}
 	settled := b.rec.Settled()
@@ -55,7 +56,7 @@ func TestDeliveredSignedAndSettled(t *testing.T) {
 		t.Fatalf("%d settlements, want 2", len(settled))
 	}
 	for _, s := range settled {
-		if s.Result != deliver.ResultDelivered || s.Tag != "t1" || s.Err != nil || s.Attempts != 1 {
+		if s.Result != driver.ResultDelivered || s.Tag != "t1" || s.Err != nil || s.Attempts != 1 {
 			t.Errorf("settlement %+v", s)
 		}
 	}
@@ -65,10 +66,10 @@ func TestDeliveredSignedAndSettled(t *testing.T) {
 type recordingQueue struct {
 	*deliver.MemoryQueue
 	mu        sync.Mutex
-	envelopes []*deliver.Envelope
+	envelopes []*driver.Envelope
 }
 
-func (q *recordingQueue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
+func (q *recordingQueue) Enqueue(ctx context.Context, e *driver.Envelope) error {
 	q.mu.Lock()
 	q.envelopes = append(q.envelopes, e)
 	q.mu.Unlock()
@@ -100,7 +101,7 @@ func TestFanOutDedupesAndStoresBodyOnce(t *testing.T) {
 	if e.ActivityID != "https://a.example/activities/1" || e.ActorID != testActor {
 		t.Fatalf("activity/actor ids %q %q", e.ActivityID, e.ActorID)
 	}
-	jobs, _ := q.Claim(context.Background(), deliver.ClaimOpts{Now: time.Now().Add(time.Second), Lease: time.Minute, Limit: 10})
+	jobs, _ := q.Claim(context.Background(), driver.ClaimOpts{Now: time.Now().Add(time.Second), Lease: time.Minute, Limit: 10})
 	if len(jobs) != 2 || jobs[0].Envelope != jobs[1].Envelope {
 		t.Fatalf("jobs do not share one stored envelope")
 	}
@@ -188,7 +189,7 @@ func TestRetryClassification(t *testing.T) {
 				if len(fails) != 1 || fails[0].StatusCode != tc.status || fails[0].Err.Outcome != deliver.AttemptRefused {
 					t.Fatalf("OnFailure saw %+v", fails)
 				}
-				if len(settled) != 1 || settled[0].Result != deliver.ResultFailed || !errors.Is(settled[0].Err, fails[0].Err) {
+				if len(settled) != 1 || settled[0].Result != driver.ResultFailed || !errors.Is(settled[0].Err, fails[0].Err) {
 					t.Fatalf("settled %+v, want failed", settled)
 				}
 				return
@@ -299,11 +300,11 @@ func TestDeadlineExpirySettlesAsGivenUp(t *testing.T) {
 		b.sendBatch(t, "1", deliver.Batch{Tag: "move", Deadline: b.clock.Now().Add(10 * time.Second)}, ib.URL("/inbox"))
 		b.runDue(t)
 		s := b.rec.Settled()
-		if len(s) != 1 || s[0].Result != deliver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrDeadline) || s[0].Tag != "move" {
+		if len(s) != 1 || s[0].Result != driver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrDeadline) || s[0].Tag != "move" {
 			t.Fatalf("settled %+v, want given up past the deadline", s)
 		}
 		st, _ := b.d.Status(context.Background(), "move")
-		if st != (deliver.BatchStatus{GaveUp: 1}) {
+		if st != (driver.BatchStatus{GaveUp: 1}) {
 			t.Fatalf("status %+v", st)
 		}
 	})
@@ -318,7 +319,7 @@ func TestDeadlineExpirySettlesAsGivenUp(t *testing.T) {
 			t.Fatal("sent past its deadline")
 		}
 		s := b.rec.Settled()
-		if len(s) != 1 || s[0].Result != deliver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrDeadline) {
+		if len(s) != 1 || s[0].Result != driver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrDeadline) {
 			t.Fatalf("settled %+v", s)
 		}
 	})
@@ -337,7 +338,7 @@ func TestBatchMaxAttemptsBelowPolicy(t *testing.T) {
 		t.Fatalf("%d attempts, want MaxAttempts 2", n)
 	}
 	s := b.rec.Settled()
-	if len(s) != 1 || s[0].Result != deliver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrExhausted) || s[0].Attempts != 2 {
+	if len(s) != 1 || s[0].Result != driver.ResultGaveUp || !errors.Is(s[0].Err, deliver.ErrExhausted) || s[0].Attempts != 2 {
 		t.Fatalf("settled %+v", s)
 	}
 }
@@ -368,7 +369,7 @@ func TestSkipIf(t *testing.T) {
 	var mu sync.Mutex
 	var skipped string
 	b2 := setup(t, func(c *deliver.Config) {
-		c.SkipIf = func(_ context.Context, inbox string, e *deliver.Envelope) bool {
+		c.SkipIf = func(_ context.Context, inbox string, e *driver.Envelope) bool {
 			mu.Lock()
 			skipped = e.ActivityID
 			mu.Unlock()
@@ -386,7 +387,7 @@ func TestSkipIf(t *testing.T) {
 		t.Fatalf("SkipIf saw activity %q", skipped)
 	}
 	st, _ := b2.d.Status(context.Background(), "s")
-	if st != (deliver.BatchStatus{Delivered: 1, Skipped: 1}) {
+	if st != (driver.BatchStatus{Delivered: 1, Skipped: 1}) {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -441,7 +442,7 @@ func TestLanes(t *testing.T) {
 			big = append(big, ib.URL(fmt.Sprintf("/big/%d", i)))
 		}
 		b.send(t, "post", big...)
-		b.sendBatch(t, "dm", deliver.Batch{Lane: deliver.LanePriority}, ib.URL("/dm"))
+		b.sendBatch(t, "dm", deliver.Batch{Lane: driver.LanePriority}, ib.URL("/dm"))
 		b.runDue(t)
 		if got := ib.requests(); got[0].Path != "/dm" {
 			t.Fatalf("first delivery %s, want the priority /dm", got[0].Path)
@@ -462,7 +463,7 @@ func TestLanes(t *testing.T) {
 		t.Parallel()
 		b := setup(t, func(c *deliver.Config) { c.Concurrency = 1 })
 		ib := newInbox(t, b.clock, nil)
-		b.sendBatch(t, "backfill", deliver.Batch{Lane: deliver.LaneLow}, ib.URL("/low"))
+		b.sendBatch(t, "backfill", deliver.Batch{Lane: driver.LaneLow}, ib.URL("/low"))
 		b.send(t, "post", ib.URL("/normal"))
 		b.runDue(t)
 		got := ib.requests()
@@ -539,7 +540,7 @@ func TestHeldDeliveryCountsAsAttempt(t *testing.T) {
 			bSettled = append(bSettled, s)
 		}
 	}
-	if len(bSettled) != 1 || bSettled[0].Result != deliver.ResultGaveUp || bSettled[0].Attempts != 2 {
+	if len(bSettled) != 1 || bSettled[0].Result != driver.ResultGaveUp || bSettled[0].Attempts != 2 {
 		t.Fatalf("/b settled %+v, want given up after 2 attempts, one of them held", bSettled)
 	}
 	for _, r := range ib.requests() {
@@ -871,7 +872,7 @@ func TestDropQueued(t *testing.T) {
 	ib := newInbox(t, b.clock, nil)
 	b.send(t, "1", ib.URL("/a"), ib.URL("/b"))
 	b.send(t, "2", ib.URL("/a"))
-	n, err := b.d.Drop(context.Background(), deliver.DropFilter{ActivityID: "https://a.example/activities/1"})
+	n, err := b.d.Drop(context.Background(), driver.DropFilter{ActivityID: "https://a.example/activities/1"})
 	if err != nil || n != 2 {
 		t.Fatalf("Drop = %d, %v", n, err)
 	}
@@ -886,7 +887,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	c := testClient(t)
 	for _, tc := range []struct {
 		name string
-		q    deliver.Queue
+		q    driver.Queue
 		k    deliver.SenderKeys
 		cfg  *deliver.Config
 	}{

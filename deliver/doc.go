@@ -148,20 +148,24 @@
 //
 // # Backends
 //
-// Queue, BreakerStore and AvailabilityStore are the interfaces durable
-// backends implement (a Postgres queue, a Redis breaker store, Redis and
-// Postgres availability stores); MemoryQueue, MemoryBreakerStore and
-// MemoryAvailabilityStore are the in-memory defaults, and
-// deliver/delivertest has the conformance suites every implementation
-// passes. The scheme memory's persistent backends live under sig
-// (sig/redisschemes, sig/pgschemes), where its interface is. Package colsync has FEP-8fcf
+// What a backend implements lives in package deliver/driver, as River
+// keeps riverdriver apart from river: driver.Queue, driver.BreakerStore and
+// driver.AvailabilityStore and the types they trade in (Envelope, Job,
+// Outcome, Result, Lane, BatchStatus, DropFilter), with their conformance
+// suites in driver/drivertest. The durable backends are deliver/pgqueue,
+// deliver/redisbreaker, deliver/redisavailability and
+// deliver/pgavailability; MemoryQueue, MemoryBreakerStore and
+// MemoryAvailabilityStore, here, are the in-memory defaults. The scheme
+// memory's interface and backends live under sig (sig.SchemeStore,
+// sig/redisschemes, sig/pgschemes). Package colsync has FEP-8fcf
 // Collection-Synchronization, which a batch sent with SynchronizeCollection
-// carries, from Config.Followers.
+// carries, from Config.Followers; deliver/delivertest records a
+// Deliverer's hooks for an application's tests.
 //
 // A queue whose store is away (a database restarting) fails with errors
-// matching ErrQueueUnavailable: Send stores nothing and may be retried, and
-// Run keeps going, backing off from PollInterval to 5 s between claims with
-// one log line when the outage begins and one when it ends.
+// matching driver.ErrQueueUnavailable: Send stores nothing and may be
+// retried, and Run keeps going, backing off from PollInterval to 5 s between
+// claims with one log line when the outage begins and one when it ends.
 //
 // Two vocabularies say what happened: an Attempt's Outcome (delivered,
 // failed and to be retried, refused for good, held by the breaker), and a
@@ -178,24 +182,25 @@
 //
 // Spans: SendBatch opens deliver.enqueue (producer; activitypub.activity.id
 // and .type, activitypub.actor.id, activitypub.inboxes, fedkit.deliver.lane)
-// and stores its W3C traceparent in Envelope.TraceParent, which every Queue
-// keeps (pgqueue in a column), so each attempt's deliver.attempt span
-// (client) links to it in whatever process claims the job. An attempt's
-// span has the HTTP client attributes (http.request.method, server.address,
+// and stores its W3C traceparent in driver.Envelope.TraceParent, which every
+// Queue keeps (pgqueue in a column), so each attempt's deliver.attempt span
+// (client) links to it in whatever process claims the job. An attempt's span
+// has the HTTP client attributes (http.request.method, server.address,
 // server.port, url.full, http.response.status_code), the activity's id and
 // type, activitypub.activity.retries (attempts before this one),
-// fedkit.deliver.outcome (delivered, failed, refused, held), fedkit.deliver.scheme
-// (cavage, rfc9421, none), fedkit.deliver.probe, and on failure error.type:
-// the status code, or one of held, signing, timeout, blocked, invalid_url,
-// hidden_service, redirect, transport, _OTHER.
+// fedkit.deliver.outcome (delivered, failed, refused, held),
+// fedkit.deliver.scheme (cavage, rfc9421, none), fedkit.deliver.probe, and
+// on failure error.type: the status code, or one of held, signing, timeout,
+// blocked, invalid_url, hidden_service, redirect, transport, _OTHER.
 //
 // Metrics: fedkit.deliver.deliveries counts attempts by
 // fedkit.deliver.outcome and fedkit.deliver.scheme;
 // fedkit.deliver.attempt.duration (s) is the histogram of attempts that sent
 // a request. Neither carries an inbox or a host unless Config.MetricHosts
 // adds server.address. While Run runs, fedkit.deliver.queue.depth reports
-// the queued deliveries per fedkit.deliver.lane (for a Queue with a Depth
-// method: MemoryQueue, pgqueue) and fedkit.deliver.breakers.open the lights
-// open or probing (for a BreakerStore implementing BreakerCounter:
-// MemoryBreakerStore, redisbreaker).
+// the queued deliveries per fedkit.deliver.lane (for MemoryQueue and a
+// Queue implementing driver.DepthCounter, as pgqueue does) and
+// fedkit.deliver.breakers.open the lights open or probing (for a
+// BreakerStore implementing driver.BreakerCounter: MemoryBreakerStore,
+// redisbreaker).
 package deliver

@@ -28,6 +28,9 @@ var (
 	ErrExhausted = errors.New("deliver: attempts exhausted")
 	// ErrSkipped: Config.SkipIf said not to send it (ResultSkipped).
 	ErrSkipped = errors.New("deliver: skipped by SkipIf")
+	// ErrUnavailable: its host is unavailable, by the availability rule
+	// (ResultSkipped).
+	ErrUnavailable = errors.New("deliver: host unavailable")
 )
 
 // DeliveryError describes an attempt that did not deliver: an Attempt's

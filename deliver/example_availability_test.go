@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // A host failing on seven distinct days becomes unavailable; an activity
@@ -13,7 +14,7 @@ import (
 func ExampleMemoryAvailabilityStore() {
 	ctx := context.Background()
 	s := deliver.NewMemoryAvailabilityStore(0)
-	rule := deliver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
+	rule := driver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
 	day := time.Date(2031, 3, 1, 12, 0, 0, 0, time.UTC)
 	for d := range 7 {
 		since, down, _ := s.Failure(ctx, "gone.example", day.AddDate(0, 0, d), rule)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // A send while the queue's database is away stores nothing and matches
@@ -16,7 +17,7 @@ func ExampleErrQueueUnavailable() {
 		create := []byte(`{"id":"https://a.example/activities/1","type":"Create","actor":"https://a.example/users/alice"}`)
 		err := d.Send(r.Context(), "https://a.example/users/alice#main-key", create, []string{"https://b.example/inbox"})
 		switch {
-		case errors.Is(err, deliver.ErrQueueUnavailable):
+		case errors.Is(err, driver.ErrQueueUnavailable):
 			w.Header().Set("Retry-After", "5")
 			http.Error(w, "try again shortly", http.StatusServiceUnavailable)
 		case err != nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -103,7 +104,7 @@ func ExampleDeliverer_Status() {
 func ExampleDeliverer_Drop() {
 	var d *deliver.Deliverer // from deliver.New
 	// An account was deleted: stop sending what it queued.
-	n, err := d.Drop(context.Background(), deliver.DropFilter{ActorID: "https://a.example/users/alice"})
+	n, err := d.Drop(context.Background(), driver.DropFilter{ActorID: "https://a.example/users/alice"})
 	log.Print(n, err)
 }
 
@@ -176,7 +177,7 @@ func ExampleConfig_schemes() {
 
 func ExampleMemoryQueue() {
 	q := &deliver.MemoryQueue{}
-	_ = q.Enqueue(context.Background(), &deliver.Envelope{
+	_ = q.Enqueue(context.Background(), &driver.Envelope{
 		KeyID: "https://a.example/users/alice#main-key", Body: []byte(`{}`),
 		Inboxes: []string{"https://b.example/inbox", "https://c.example/inbox"}, EnqueuedAt: time.Now(),
 	})
@@ -187,16 +188,16 @@ func ExampleMemoryQueue() {
 func ExampleMemoryQueue_Depth() {
 	ctx := context.Background()
 	q := &deliver.MemoryQueue{}
-	_ = q.Enqueue(ctx, &deliver.Envelope{
-		Body: []byte(`{}`), Lane: deliver.LanePriority, EnqueuedAt: time.Now(),
+	_ = q.Enqueue(ctx, &driver.Envelope{
+		Body: []byte(`{}`), Lane: driver.LanePriority, EnqueuedAt: time.Now(),
 		Inboxes: []string{"https://b.example/inbox"},
 	})
-	_ = q.Enqueue(ctx, &deliver.Envelope{
+	_ = q.Enqueue(ctx, &driver.Envelope{
 		Body: []byte(`{}`), EnqueuedAt: time.Now(),
 		Inboxes: []string{"https://b.example/inbox", "https://c.example/inbox"},
 	})
 	depth := q.Depth() // for a status page; pgqueue's Queue.Depth means the same
-	for _, lane := range []deliver.Lane{deliver.LanePriority, deliver.LaneNormal, deliver.LaneLow} {
+	for _, lane := range []driver.Lane{driver.LanePriority, driver.LaneNormal, driver.LaneLow} {
 		fmt.Println(lane, depth[lane])
 	}
 	// Output:
@@ -243,7 +244,7 @@ func ExampleDeliveryError() {
 func ExampleMemoryBreakerStore_Lights() {
 	ctx := context.Background()
 	store := &deliver.MemoryBreakerStore{} // as set in BreakerConfig.Store
-	rule := deliver.BreakerRule{Threshold: 2, CoolOff: time.Minute}
+	rule := driver.BreakerRule{Threshold: 2, CoolOff: time.Minute}
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, host := range []string{"down.example", "down.example", "flaky.example"} {
 		_ = store.Record(ctx, host, false, false, now, rule)

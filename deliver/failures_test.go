@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 func TestSenderKeyErrorRetried(t *testing.T) {
@@ -39,12 +40,12 @@ func TestSenderKeyErrorRetried(t *testing.T) {
 // brokenBreakers fails every call, as a Redis store with Redis down would.
 type brokenBreakers struct{ calls atomic.Int32 }
 
-func (s *brokenBreakers) Admit(context.Context, string, time.Time, deliver.BreakerRule) (deliver.Admission, error) {
+func (s *brokenBreakers) Admit(context.Context, string, time.Time, driver.BreakerRule) (driver.Admission, error) {
 	s.calls.Add(1)
-	return deliver.Admission{}, errors.New("redis down")
+	return driver.Admission{}, errors.New("redis down")
 }
 
-func (s *brokenBreakers) Record(context.Context, string, bool, bool, time.Time, deliver.BreakerRule) error {
+func (s *brokenBreakers) Record(context.Context, string, bool, bool, time.Time, driver.BreakerRule) error {
 	s.calls.Add(1)
 	return errors.New("redis down")
 }
@@ -67,7 +68,7 @@ type flakyQueue struct {
 	failed atomic.Bool
 }
 
-func (q *flakyQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.Job, error) {
+func (q *flakyQueue) Claim(ctx context.Context, o driver.ClaimOpts) ([]*driver.Job, error) {
 	if q.failed.CompareAndSwap(false, true) {
 		return nil, errors.New("connection reset")
 	}
@@ -92,7 +93,7 @@ type recordingBreakers struct {
 	recorded []bool
 }
 
-func (s *recordingBreakers) Record(ctx context.Context, light string, probe, ok bool, now time.Time, r deliver.BreakerRule) error {
+func (s *recordingBreakers) Record(ctx context.Context, light string, probe, ok bool, now time.Time, r driver.BreakerRule) error {
 	s.mu.Lock()
 	s.recorded = append(s.recorded, ok)
 	s.mu.Unlock()

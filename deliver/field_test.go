@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/internal/fedsim"
 )
 
@@ -146,7 +147,7 @@ func TestTarpitsDoNotStallHealthyHosts(t *testing.T) {
 	all := make(chan struct{})
 	var delivered atomic.Int64
 	cfg := &deliver.Config{ShutdownGrace: 10 * time.Millisecond, OnSettled: func(_ context.Context, s deliver.Settlement) {
-		if s.Result == deliver.ResultDelivered && delivered.Add(1) == healthy {
+		if s.Result == driver.ResultDelivered && delivered.Add(1) == healthy {
 			close(all)
 		}
 	}}

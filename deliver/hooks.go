@@ -3,6 +3,7 @@ package deliver
 import (
 	"time"
 
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -89,7 +90,7 @@ type Settlement struct {
 	// Tag is the batch's tag, for following a batch.
 	Tag string
 	// Result is how the delivery ended.
-	Result Result
+	Result driver.Result
 	// Attempts counts the attempts made, held ones included.
 	Attempts int
 	// Err says why it was not delivered; nil when it was. For

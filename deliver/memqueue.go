@@ -5,9 +5,11 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-var _ Queue = (*MemoryQueue)(nil)
+var _ driver.Queue = (*MemoryQueue)(nil)
 
 // MemoryQueue is a Queue in process memory: the default, and the reference
 // behaviour for other backends. Its jobs do not survive a restart, and it
@@ -24,7 +26,7 @@ type MemoryQueue struct {
 	// finds one lapsed.
 	leaseScanAt time.Time
 	chains      map[chainKey][]int64
-	batches     map[string]*BatchStatus
+	batches     map[string]*driver.BatchStatus
 	depth       [3]int // jobs not finished, indexed as lanes
 }
 
@@ -32,7 +34,7 @@ type chainKey struct{ key, inbox string }
 
 type memJob struct {
 	id         int64
-	env        *Envelope
+	env        *driver.Envelope
 	inbox      string
 	due        time.Time
 	attempts   int
@@ -47,15 +49,15 @@ func (q *MemoryQueue) init() {
 		q.jobs = make(map[int64]*memJob)
 		q.leased = make(map[int64]*memJob)
 		q.chains = make(map[chainKey][]int64)
-		q.batches = make(map[string]*BatchStatus)
+		q.batches = make(map[string]*driver.BatchStatus)
 	}
 }
 
-func laneIndex(l Lane) int {
+func laneIndex(l driver.Lane) int {
 	switch {
-	case l < LaneNormal:
+	case l < driver.LaneNormal:
 		return 0
-	case l > LaneNormal:
+	case l > driver.LaneNormal:
 		return 2
 	default:
 		return 1
@@ -63,7 +65,7 @@ func laneIndex(l Lane) int {
 }
 
 // Enqueue implements Queue.
-func (q *MemoryQueue) Enqueue(ctx context.Context, e *Envelope) error {
+func (q *MemoryQueue) Enqueue(ctx context.Context, e *driver.Envelope) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -89,17 +91,17 @@ func (q *MemoryQueue) Enqueue(ctx context.Context, e *Envelope) error {
 	return nil
 }
 
-func (q *MemoryQueue) batch(tag string) *BatchStatus {
+func (q *MemoryQueue) batch(tag string) *driver.BatchStatus {
 	bs := q.batches[tag]
 	if bs == nil {
-		bs = &BatchStatus{}
+		bs = &driver.BatchStatus{}
 		q.batches[tag] = bs
 	}
 	return bs
 }
 
 // Claim implements Queue.
-func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error) {
+func (q *MemoryQueue) Claim(ctx context.Context, opts driver.ClaimOpts) ([]*driver.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error)
 			}
 		}
 	}
-	var out []*Job
+	var out []*driver.Job
 	for li := range q.lanes {
 		h := &q.lanes[li]
 		for len(out) < opts.Limit && h.Len() > 0 && !(*h)[0].due.After(opts.Now) {
@@ -135,7 +137,7 @@ func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error)
 				q.leaseScanAt = j.leaseUntil
 			}
 			q.leased[j.id] = j
-			out = append(out, &Job{ID: j.id, Token: j.token, LeaseUntil: j.leaseUntil,
+			out = append(out, &driver.Job{ID: j.id, Token: j.token, LeaseUntil: j.leaseUntil,
 				Inbox: j.inbox, Attempts: j.attempts, Envelope: j.env})
 		}
 	}
@@ -143,31 +145,31 @@ func (q *MemoryQueue) Claim(ctx context.Context, opts ClaimOpts) ([]*Job, error)
 }
 
 // Finish implements Queue.
-func (q *MemoryQueue) Finish(ctx context.Context, ref JobRef, o Outcome) error {
+func (q *MemoryQueue) Finish(ctx context.Context, ref driver.JobRef, o driver.Outcome) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.init()
 	j := q.jobs[ref.ID]
 	if j == nil || !j.leased || j.token != ref.Token {
-		return ErrLeaseLost
+		return driver.ErrLeaseLost
 	}
 	delete(q.leased, j.id)
 	j.leased = false
 	j.attempts = o.Attempts
-	if o.Result == ResultPending {
+	if o.Result == driver.ResultPending {
 		j.due = o.RetryAt
 		heap.Push(&q.lanes[laneIndex(j.env.Lane)], j)
 		return nil
 	}
 	bs := q.batch(j.env.Tag)
 	switch o.Result {
-	case ResultDelivered:
+	case driver.ResultDelivered:
 		bs.Delivered++
-	case ResultFailed:
+	case driver.ResultFailed:
 		bs.Failed++
-	case ResultGaveUp:
+	case driver.ResultGaveUp:
 		bs.GaveUp++
-	case ResultSkipped:
+	case driver.ResultSkipped:
 		bs.Skipped++
 	}
 	q.remove(j)
@@ -207,19 +209,19 @@ func (q *MemoryQueue) remove(j *memJob) {
 }
 
 // Status implements Queue.
-func (q *MemoryQueue) Status(ctx context.Context, tag string) (BatchStatus, error) {
+func (q *MemoryQueue) Status(ctx context.Context, tag string) (driver.BatchStatus, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if bs := q.batches[tag]; bs != nil {
 		return *bs, nil
 	}
-	return BatchStatus{}, nil
+	return driver.BatchStatus{}, nil
 }
 
 // Drop implements Queue.
-func (q *MemoryQueue) Drop(ctx context.Context, f DropFilter) (int, error) {
+func (q *MemoryQueue) Drop(ctx context.Context, f driver.DropFilter) (int, error) {
 	if f.IsZero() {
-		return 0, ErrEmptyDropFilter
+		return 0, driver.ErrEmptyDropFilter
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -246,13 +248,13 @@ func (q *MemoryQueue) Drop(ctx context.Context, f DropFilter) (int, error) {
 // meaning of pgqueue's Queue.Depth, so a status page can show either; an
 // Envelope.Lane outside the three lanes counts in the lane it is claimed
 // from.
-func (q *MemoryQueue) Depth() map[Lane]int {
+func (q *MemoryQueue) Depth() map[driver.Lane]int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return map[Lane]int{
-		LanePriority: q.depth[laneIndex(LanePriority)],
-		LaneNormal:   q.depth[laneIndex(LaneNormal)],
-		LaneLow:      q.depth[laneIndex(LaneLow)],
+	return map[driver.Lane]int{
+		driver.LanePriority: q.depth[laneIndex(driver.LanePriority)],
+		driver.LaneNormal:   q.depth[laneIndex(driver.LaneNormal)],
+		driver.LaneLow:      q.depth[laneIndex(driver.LaneLow)],
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -54,7 +55,7 @@ func (d *Deliverer) firstKnock(host string, signer *sig.Signer, first sig.Scheme
 //     host stopped reading RFC 9421 (a downgrade, a verifier turned off),
 //     and waiting would fail every delivery until the memory expires.
 //   - Else none: a remembered scheme's refusal is about the activity.
-func (d *Deliverer) secondKnock(ctx context.Context, j *Job, host string, signer *sig.Signer, first sig.Scheme, known bool, status int, accept string) (knock, bool) {
+func (d *Deliverer) secondKnock(ctx context.Context, j *driver.Job, host string, signer *sig.Signer, first sig.Scheme, known bool, status int, accept string) (knock, bool) {
 	if accept != "" && !d.cfg.DisableNegotiation {
 		if k, ok := d.askedKnock(ctx, j.Envelope.KeyID, signer, host, accept); ok {
 			return k, true

@@ -6,14 +6,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-)
 
-// ErrQueueUnavailable is matched, with errors.Is, by the error of a Queue
-// whose store cannot be reached for now: the database is down, restarting
-// or refusing connections. Nothing was stored; the call may be retried once
-// the store is back. Send and SendBatch return it as the Queue gave it, so
-// an application can answer "try again" rather than fail the request.
-var ErrQueueUnavailable = errors.New("deliver: queue unavailable")
+	"github.com/fedkit/fedkit/deliver/driver"
+)
 
 // Bounds of Run's wait between claims while the queue fails.
 const (
@@ -59,7 +54,7 @@ func (o *outage) claimed(ctx context.Context, err error, now time.Time) {
 		o.since = now
 		o.wait = min(o.poll, outageBackoffMin)
 		o.log.Error("deliver: claim failed; backing off until the queue answers", "err", err,
-			"unavailable", errors.Is(err, ErrQueueUnavailable))
+			"unavailable", errors.Is(err, driver.ErrQueueUnavailable))
 	} else {
 		o.wait = min(2*o.wait, outageBackoffMax)
 	}

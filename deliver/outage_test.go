@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // downQueue is a queue whose store is away while down is set: Claim and
@@ -24,9 +25,9 @@ type downQueue struct {
 	claims atomic.Int64
 }
 
-var errConnRefused = fmt.Errorf("dial tcp 127.0.0.1:5432: connection refused: %w", deliver.ErrQueueUnavailable)
+var errConnRefused = fmt.Errorf("dial tcp 127.0.0.1:5432: connection refused: %w", driver.ErrQueueUnavailable)
 
-func (q *downQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.Job, error) {
+func (q *downQueue) Claim(ctx context.Context, o driver.ClaimOpts) ([]*driver.Job, error) {
 	q.claims.Add(1)
 	if q.down.Load() {
 		return nil, errConnRefused
@@ -34,7 +35,7 @@ func (q *downQueue) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.
 	return q.MemoryQueue.Claim(ctx, o)
 }
 
-func (q *downQueue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
+func (q *downQueue) Enqueue(ctx context.Context, e *driver.Envelope) error {
 	if q.down.Load() {
 		return errConnRefused
 	}
@@ -98,7 +99,7 @@ func TestRunBacksOffWhileQueueIsDown(t *testing.T) {
 		q.down.Store(true)
 		stop := startRun(t, d)
 		defer stop()
-		if err := d.Send(context.Background(), testKeyID, activity("2"), []string{ib.URL("/inbox")}); !errors.Is(err, deliver.ErrQueueUnavailable) {
+		if err := d.Send(context.Background(), testKeyID, activity("2"), []string{ib.URL("/inbox")}); !errors.Is(err, driver.ErrQueueUnavailable) {
 			t.Fatalf("Send during the outage: %v, want ErrQueueUnavailable", err)
 		}
 		time.Sleep(time.Minute)

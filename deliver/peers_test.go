@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -151,7 +152,7 @@ func TestGoToSocialContentRefusalsDoNotOpenBreaker(t *testing.T) {
 	b.send(t, "create", ib.URL("/inbox"))
 	b.runDue(t)
 	res := b.rec.Results()
-	if res[deliver.ResultDelivered] != 1 || res[deliver.ResultFailed] != deliver.BreakerThresholdDefault+2 {
+	if res[driver.ResultDelivered] != 1 || res[driver.ResultFailed] != deliver.BreakerThresholdDefault+2 {
 		t.Fatalf("results %v: want every Like refused for good and the Create delivered", res)
 	}
 	for _, a := range b.rec.Attempts() {
@@ -175,7 +176,7 @@ func TestPeerTube403ToRFC9421GetsCavageKnock(t *testing.T) {
 	if got := schemesSeen(ib); !slices.Equal(got, want) {
 		t.Fatalf("requests %v, want %v", got, want)
 	}
-	if res := b.rec.Results(); res[deliver.ResultDelivered] != 2 {
+	if res := b.rec.Results(); res[driver.ResultDelivered] != 2 {
 		t.Fatalf("results %v", res)
 	}
 }
@@ -211,7 +212,7 @@ func TestFedifyEd25519SenderSignsRFC9421First(t *testing.T) {
 	if got := schemesSeen(ib); !slices.Equal(got, []sig.Scheme{sig.SchemeRFC9421}) {
 		t.Fatalf("requests %v, want one RFC 9421", got)
 	}
-	if res := b.rec.Results(); res[deliver.ResultDelivered] != 1 {
+	if res := b.rec.Results(); res[driver.ResultDelivered] != 1 {
 		t.Fatalf("results %v", res)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 const testDID = "did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2"
@@ -91,7 +92,7 @@ func TestSendPortableDeliversThroughEveryGateway(t *testing.T) {
 			t.Fatalf("gateway %s got %q, want %q", tc.gw.URL(""), paths, tc.want)
 		}
 	}
-	if st, _ := b.d.Status(context.Background(), "portable"); st != (deliver.BatchStatus{Delivered: 3}) {
+	if st, _ := b.d.Status(context.Background(), "portable"); st != (driver.BatchStatus{Delivered: 3}) {
 		t.Fatalf("status %+v", st)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver/colsync"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -36,7 +37,7 @@ var errSign = errors.New("deliver: signing failed")
 // followed by a 400 to the second means the server read the second and
 // refused the content. Any other answer to the second knock (a 2xx, a 5xx,
 // a 410) is the server's word on the delivery and stands.
-func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Signer, rs *runSlot) (int, time.Duration, sig.Scheme, error) {
+func (d *Deliverer) send(ctx context.Context, j *driver.Job, host string, key crypto.Signer, rs *runSlot) (int, time.Duration, sig.Scheme, error) {
 	e := j.Envelope
 	first := d.firstScheme(key)
 	remembered, known, probe := d.recall(ctx, host)
@@ -117,7 +118,7 @@ func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Schem
 // post sends one knock and returns its status, its Retry-After and, on a
 // signature refusal, its Accept-Signature; once signed, rs's delivery waits
 // on the network and leaves the signers' line.
-func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
+func (d *Deliverer) post(ctx context.Context, j *driver.Job, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
@@ -163,7 +164,7 @@ func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string
 	return resp.StatusCode, retryAfter, accept, nil
 }
 
-func (d *Deliverer) syncHeader(ctx context.Context, e *Envelope, inbox string) string {
+func (d *Deliverer) syncHeader(ctx context.Context, e *driver.Envelope, inbox string) string {
 	origin, err := colsync.Origin(inbox)
 	if err != nil {
 		return ""

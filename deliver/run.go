@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Run works the queue until ctx ends, then lets the deliveries in flight
@@ -25,7 +27,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	gate := newCPUGate(signBacklogPerCore * runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	out := &outage{log: d.log, poll: d.cfg.PollInterval}
-	if n, ok := d.queue.(Notifier); ok {
+	if n, ok := d.queue.(driver.Notifier); ok {
 		notified := make(chan struct{})
 		defer func() { <-notified }() // after ctx ends, so Notify has returned
 		go func() {
@@ -74,7 +76,7 @@ loop:
 			}
 			break
 		}
-		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: free})
+		jobs, err := d.queue.Claim(ctx, driver.ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: free})
 		out.claimed(ctx, err, d.cfg.Now())
 		for range free - len(jobs) {
 			<-slots
@@ -124,7 +126,7 @@ func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		jobs, err := d.queue.Claim(ctx, ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: d.cfg.Concurrency})
+		jobs, err := d.queue.Claim(ctx, driver.ClaimOpts{Now: d.cfg.Now(), Lease: d.cfg.Lease, Limit: d.cfg.Concurrency})
 		if err != nil {
 			return n, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
@@ -38,11 +39,11 @@ func TestRunShutdownDeliversInFlightLeavesRestQueued(t *testing.T) {
 		t.Fatalf("%d requests, want only the one in flight", n)
 	}
 	st, _ := b.d.Status(context.Background(), "shut")
-	if st != (deliver.BatchStatus{Delivered: 1, Pending: 3}) {
+	if st != (driver.BatchStatus{Delivered: 1, Pending: 3}) {
 		t.Fatalf("status %+v, want 1 delivered and 3 left queued", st)
 	}
 	// The rest are claimable at once, with no attempt counted.
-	jobs, err := b.q.Claim(context.Background(), deliver.ClaimOpts{Now: b.clock.Now(), Lease: time.Minute, Limit: 10})
+	jobs, err := b.q.Claim(context.Background(), driver.ClaimOpts{Now: b.clock.Now(), Lease: time.Minute, Limit: 10})
 	if err != nil || len(jobs) != 3 {
 		t.Fatalf("claimed %d, %v; want the 3 left", len(jobs), err)
 	}
@@ -86,10 +87,10 @@ func TestOrderingHoldsAcrossDeliverersSharingAQueue(t *testing.T) {
 type finishLog struct {
 	*deliver.MemoryQueue
 	mu  sync.Mutex
-	log []deliver.Outcome
+	log []driver.Outcome
 }
 
-func (q *finishLog) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
+func (q *finishLog) Finish(ctx context.Context, ref driver.JobRef, o driver.Outcome) error {
 	q.mu.Lock()
 	q.log = append(q.log, o)
 	q.mu.Unlock()
@@ -117,14 +118,14 @@ func TestLeaseLapsedWhileWaitingNotSent(t *testing.T) {
 	<-done
 	// /first delivered; /second given back unsent with no attempt counted,
 	// then sent on a fresh claim.
-	delivered := deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}
+	delivered := driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}
 	q.mu.Lock()
-	got := append([]deliver.Outcome(nil), q.log...)
+	got := append([]driver.Outcome(nil), q.log...)
 	q.mu.Unlock()
 	// Given back due at once: RetryAt is whenever its handling began,
 	// before or after the clock moved.
-	givenBack := func(o deliver.Outcome) bool {
-		return o.Result == deliver.ResultPending && o.Attempts == 0 && !o.RetryAt.After(clk.Now())
+	givenBack := func(o driver.Outcome) bool {
+		return o.Result == driver.ResultPending && o.Attempts == 0 && !o.RetryAt.After(clk.Now())
 	}
 	if len(got) != 3 || got[0] != delivered || !givenBack(got[1]) || got[2] != delivered {
 		t.Fatalf("outcomes %+v, want the lapsed claim given back before any send", got)

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Batch says how a send is to be delivered.
@@ -21,7 +23,7 @@ type Batch struct {
 	// LaneLow is claimed only when nothing else is due. Defaults to
 	// LaneNormal, or LanePriority for a send to at most
 	// Config.PriorityMaxInboxes inboxes.
-	Lane Lane
+	Lane driver.Lane
 	// OrderingKey makes the batch reach each inbox in the order it was
 	// queued among batches with this key. Give the activity's object: its
 	// Delete then waits until its Create is delivered or given up.
@@ -48,7 +50,7 @@ func (d *Deliverer) SendBatch(ctx context.Context, keyID string, activity []byte
 	if err := json.Unmarshal(activity, &head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(activity), []byte("{")) {
 		return ErrNotJSON
 	}
-	e := &Envelope{
+	e := &driver.Envelope{
 		KeyID:                 keyID,
 		ActivityID:            head.ID,
 		ActorID:               actorID(head.Actor),
@@ -65,8 +67,8 @@ func (d *Deliverer) SendBatch(ctx context.Context, keyID string, activity []byte
 		return ErrNoInboxes
 	}
 	e.Lane = b.Lane
-	if e.Lane == LaneNormal && d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes {
-		e.Lane = LanePriority
+	if e.Lane == driver.LaneNormal && d.cfg.PriorityMaxInboxes > 0 && len(e.Inboxes) <= d.cfg.PriorityMaxInboxes {
+		e.Lane = driver.LanePriority
 	}
 	ctx, span := d.startEnqueue(ctx, e)
 	err := d.queue.Enqueue(ctx, e)
@@ -124,12 +126,12 @@ func (d *Deliverer) cleanInboxes(inboxes []string) []string {
 }
 
 // Status reports how the batch tagged tag stands.
-func (d *Deliverer) Status(ctx context.Context, tag string) (BatchStatus, error) {
+func (d *Deliverer) Status(ctx context.Context, tag string) (driver.BatchStatus, error) {
 	return d.queue.Status(ctx, tag)
 }
 
 // Drop removes queued deliveries f selects, such as a deleted account's or
 // an undone post's, and returns how many.
-func (d *Deliverer) Drop(ctx context.Context, f DropFilter) (int, error) {
+func (d *Deliverer) Drop(ctx context.Context, f driver.DropFilter) (int, error) {
 	return d.queue.Drop(ctx, f)
 }

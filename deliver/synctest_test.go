@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // These tests run Run's timers (poll interval, grace period, breaker
@@ -112,7 +113,7 @@ func TestRunDeliversWhatIsSent(t *testing.T) {
 		}
 		synctest.Wait()
 		st, _ := d.Status(context.Background(), "run")
-		if st != (deliver.BatchStatus{Delivered: 2}) {
+		if st != (driver.BatchStatus{Delivered: 2}) {
 			t.Fatalf("status %+v, want both delivered", st)
 		}
 		if waited := time.Since(start); waited != 0 {
@@ -186,13 +187,13 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 		// Cut off by the shutdown, it goes back to the queue due at once,
 		// with no attempt counted and no breaker failure (threshold 1).
 		st, _ := q.Status(context.Background(), "grace")
-		if st != (deliver.BatchStatus{Pending: 1}) {
+		if st != (driver.BatchStatus{Pending: 1}) {
 			t.Fatalf("status %+v, want the cut-off delivery still queued", st)
 		}
 		q.mu.Lock()
-		log := append([]deliver.Outcome(nil), q.log...)
+		log := append([]driver.Outcome(nil), q.log...)
 		q.mu.Unlock()
-		if want := (deliver.Outcome{RetryAt: time.Now(), Attempts: 0}); len(log) != 1 || log[0] != want {
+		if want := (driver.Outcome{RetryAt: time.Now(), Attempts: 0}); len(log) != 1 || log[0] != want {
 			t.Fatalf("outcomes %+v, want [%+v]", log, want)
 		}
 		h.mu.Lock()
@@ -200,7 +201,7 @@ func TestRunShutdownGraceBounded(t *testing.T) {
 		if len(h.attempts) != 0 {
 			t.Fatalf("attempts reported %+v, want none for a cut-off delivery", h.attempts)
 		}
-		adm, _ := breakers.Admit(context.Background(), "inbox.stuck", time.Now(), deliver.BreakerRule{Threshold: 1, CoolOff: time.Minute})
+		adm, _ := breakers.Admit(context.Background(), "inbox.stuck", time.Now(), driver.BreakerRule{Threshold: 1, CoolOff: time.Minute})
 		if !adm.Allow || adm.Probe {
 			t.Fatalf("admission %+v: the cut-off counted as a breaker failure", adm)
 		}
@@ -225,7 +226,7 @@ func TestRunDueCancelCutsOff(t *testing.T) {
 		}
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		if want := (deliver.Outcome{RetryAt: time.Now()}); len(q.log) != 1 || q.log[0] != want {
+		if want := (driver.Outcome{RetryAt: time.Now()}); len(q.log) != 1 || q.log[0] != want {
 			t.Fatalf("outcomes %+v, want [%+v]", q.log, want)
 		}
 	})
@@ -329,7 +330,7 @@ func TestRunWakesOnQueueNotifications(t *testing.T) {
 		stop := startRun(t, d)
 		synctest.Wait() // Run is idle, waiting out its hour-long poll
 		// Another process enqueues straight into the shared queue.
-		err = q.Enqueue(context.Background(), &deliver.Envelope{KeyID: testKeyID, Body: activity("1"),
+		err = q.Enqueue(context.Background(), &driver.Envelope{KeyID: testKeyID, Body: activity("1"),
 			Inboxes: []string{ib.URL("/inbox")}, EnqueuedAt: time.Now(), Tag: "elsewhere"})
 		if err != nil {
 			t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/internal/otelx"
 	"github.com/fedkit/fedkit/sig"
 )
@@ -50,23 +51,10 @@ const (
 // gaugeTimeout bounds a collection's queue and breaker reads.
 const gaugeTimeout = 2 * time.Second
 
-// BreakerCounter is implemented by a BreakerStore that can count its open
-// lights (open or probing), for the fedkit.deliver.breakers.open gauge.
-// MemoryBreakerStore and redisbreaker's Store implement it.
-type BreakerCounter interface {
-	OpenBreakers(ctx context.Context, now time.Time) (int, error)
-}
-
-// queueDepth is implemented by a Queue that can count its jobs per lane
-// (pgqueue), for the fedkit.deliver.queue.depth gauge.
-type queueDepth interface {
-	Depth(ctx context.Context) (map[Lane]int, error)
-}
-
-// memDepth reads a MemoryQueue's depth as a queueDepth.
+// memDepth reads a MemoryQueue's depth as a driver.DepthCounter.
 type memDepth struct{ q *MemoryQueue }
 
-func (m memDepth) Depth(context.Context) (map[Lane]int, error) { return m.q.Depth(), nil }
+func (m memDepth) Depth(context.Context) (map[driver.Lane]int, error) { return m.q.Depth(), nil }
 
 // OpenBreakers implements BreakerCounter: lights open or probing.
 func (s *MemoryBreakerStore) OpenBreakers(ctx context.Context, now time.Time) (int, error) {
@@ -197,13 +185,13 @@ func (d *Deliverer) startGauges() func() {
 
 func (d *Deliverer) registerGauges() metric.Registration {
 	t := &d.tel
-	qd, hasDepth := d.queue.(queueDepth)
+	qd, hasDepth := d.queue.(driver.DepthCounter)
 	if mq, ok := d.queue.(*MemoryQueue); ok {
 		qd, hasDepth = memDepth{mq}, true
 	}
-	var bc BreakerCounter
+	var bc driver.BreakerCounter
 	if b := d.cfg.Breaker; b != nil {
-		bc, _ = b.Store.(BreakerCounter)
+		bc, _ = b.Store.(driver.BreakerCounter)
 	}
 	if !hasDepth && bc == nil {
 		return nil
@@ -234,7 +222,7 @@ func (d *Deliverer) registerGauges() metric.Registration {
 	if len(insts) == 0 {
 		return nil
 	}
-	lanes := [...]Lane{LanePriority, LaneNormal, LaneLow}
+	lanes := [...]driver.Lane{driver.LanePriority, driver.LaneNormal, driver.LaneLow}
 	var laneOpts [len(lanes)]metric.ObserveOption
 	for i, l := range lanes {
 		laneOpts[i] = metric.WithAttributeSet(attribute.NewSet(attrLane.String(l.String())))
@@ -291,7 +279,7 @@ func (c *traceParent) Keys() []string { return []string{"traceparent"} }
 // startEnqueue opens SendBatch's producer span; the Envelope's TraceParent
 // is its context (the caller's when the provider records nothing), so the
 // attempts link to it wherever they run.
-func (d *Deliverer) startEnqueue(ctx context.Context, e *Envelope) (context.Context, trace.Span) {
+func (d *Deliverer) startEnqueue(ctx context.Context, e *driver.Envelope) (context.Context, trace.Span) {
 	ctx, span := d.tel.tracer.Start(ctx, spanEnqueue, d.tel.enqueueOps...)
 	if span.IsRecording() {
 		span.SetAttributes(otelx.ActivityPubActivityID.String(e.ActivityID),
@@ -335,7 +323,7 @@ func enqueueErrorType(err error) string {
 // startAttempt opens the span of one attempt at j. Attributes are set only
 // on a recording span: with the no-op providers an attempt pays for the
 // span's context and nothing else.
-func (d *Deliverer) startAttempt(ctx context.Context, j *Job) (context.Context, trace.Span) {
+func (d *Deliverer) startAttempt(ctx context.Context, j *driver.Job) (context.Context, trace.Span) {
 	ctx, span := d.tel.tracer.Start(ctx, spanAttempt, d.tel.startOpts...)
 	if !span.IsRecording() {
 		return ctx, span

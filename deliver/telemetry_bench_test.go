@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // withSDK installs, for one benchmark, the OpenTelemetry SDK as the global
@@ -37,7 +38,7 @@ func withSDK(b *testing.B) {
 // and metric (withSDK).
 func BenchmarkFanoutSDK(b *testing.B) {
 	withSDK(b)
-	delivertest.BenchmarkFanout(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, nil)
+	delivertest.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
 }
 
 // BenchmarkFanoutFieldSDK is BenchmarkFanoutField with the SDK recording
@@ -46,7 +47,7 @@ func BenchmarkFanoutFieldSDK(b *testing.B) {
 	withSDK(b)
 	for _, sc := range delivertest.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -20,7 +21,7 @@ func telemetryDeliverer(cfg Config) *Deliverer {
 	return d
 }
 
-var telemetryJob = &Job{ID: 1, Inbox: "https://b.example/inbox", Attempts: 1, Envelope: &Envelope{
+var telemetryJob = &driver.Job{ID: 1, Inbox: "https://b.example/inbox", Attempts: 1, Envelope: &driver.Envelope{
 	ActivityID: "https://a.example/activities/1", Body: []byte(`{"id":"https://a.example/activities/1","type":"Create"}`),
 	TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/internal/oteltest"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/oteltest"
 )
 
 // otelEnv holds the SDK's in-memory recorders (internal/oteltest).
@@ -216,7 +216,7 @@ func TestTelemetryNoTraceParent(t *testing.T) {
 	if err := d.Send(context.Background(), testKeyID, activity("1"), []string{ib.URL("/inbox")}); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := q.Claim(context.Background(), deliver.ClaimOpts{Now: b.clock.Now(), Lease: time.Minute, Limit: 1})
+	jobs, err := q.Claim(context.Background(), driver.ClaimOpts{Now: b.clock.Now(), Lease: time.Minute, Limit: 1})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("Claim: %v, %d jobs", err, len(jobs))
 	}
@@ -236,8 +236,8 @@ func TestTelemetryGauges(t *testing.T) {
 	down := newInbox(t, b.clock, status(http.StatusServiceUnavailable))
 	b.send(t, "1", down.URL("/inbox"))
 	b.runDue(t) // fails: the light opens, the job waits for its retry
-	b.sendBatch(t, "2", deliver.Batch{Lane: deliver.LaneLow}, down.URL("/other"))
-	b.sendBatch(t, "3", deliver.Batch{Lane: deliver.LaneLow}, down.URL("/third"))
+	b.sendBatch(t, "2", deliver.Batch{Lane: driver.LaneLow}, down.URL("/other"))
+	b.sendBatch(t, "3", deliver.Batch{Lane: driver.LaneLow}, down.URL("/third"))
 
 	if _, found := o.metric(t, "fedkit.deliver.queue.depth"); found {
 		t.Error("queue depth reported before Run")

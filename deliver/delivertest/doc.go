@@ -1,33 +1,16 @@
-// Package delivertest holds the conformance suites every deliver.Queue,
-// deliver.BreakerStore, deliver.SchemeStore and deliver.AvailabilityStore
-// implementation must pass (TestAvailabilityStore with caller clocks in
-// 2019 and 2031), and
-// a Recorder of a Deliverer's hooks for applications' tests.
+// Package delivertest helps an application test its use of package
+// deliver: a Recorder keeps what a Deliverer's hooks report.
 //
-// A backend's test calls them with a constructor for an empty store:
+//	var rec delivertest.Recorder
+//	cfg := deliver.DefaultConfig()
+//	rec.Install(cfg)
+//	d, _ := deliver.New(&deliver.MemoryQueue{}, keys, c, cfg)
+//	_ = d.Send(ctx, keyID, activity, inboxes)
+//	_, _ = d.RunDue(ctx)
+//	delivered := rec.Results()[driver.ResultDelivered]
 //
-//	func TestQueue(t *testing.T) {
-//		delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
-//			q, err := pgqueue.New(pgtest.Pool(t), nil) // a fresh schema per subtest
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			if err := q.Migrate(t.Context()); err != nil {
-//				t.Fatal(err)
-//			}
-//			return q
-//		})
-//	}
-//
-//	func TestBreakerStore(t *testing.T) {
-//		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
-//			c, prefix := redistest.Client(t)
-//			return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
-//		})
-//	}
-//
-// The suites pass explicit times to the store (deliver.ClaimOpts.Now, the
-// now of Admit and Record) and never sleep.
+// The conformance suites of the backend interfaces are in
+// deliver/driver/drivertest.
 //
 // BenchmarkFanout is the fan-out benchmark every Queue backend runs (one
 // activity to 10,000 inboxes on 100 loopback hosts, RSA-2048, against a

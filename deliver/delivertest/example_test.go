@@ -8,49 +8,22 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
-	"github.com/fedkit/fedkit/sig"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
-
-// A backend's test file runs the suites against a fresh store per subtest.
-func ExampleTestQueue() {
-	_ = func(t *testing.T) {
-		delivertest.TestQueue(t, func(t *testing.T) deliver.Queue { return &deliver.MemoryQueue{} })
-	}
-}
-
-func ExampleTestBreakerStore() {
-	_ = func(t *testing.T) {
-		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore { return &deliver.MemoryBreakerStore{} })
-	}
-}
 
 func ExampleRecorder() {
 	var rec delivertest.Recorder
 	cfg := deliver.DefaultConfig()
 	rec.Install(cfg)
 	// d, _ := deliver.New(queue, keys, client, cfg); d.Send(...); d.RunDue(ctx)
-	_ = rec.Results()[deliver.ResultDelivered]
-}
-
-func ExampleTestSchemeStore() {
-	_ = func(t *testing.T) {
-		delivertest.TestSchemeStore(t, func(t *testing.T) sig.SchemeStore { return sig.NewHostSchemes(0) })
-	}
-}
-
-func ExampleTestAvailabilityStore() {
-	_ = func(t *testing.T) {
-		delivertest.TestAvailabilityStore(t, func(t *testing.T) deliver.AvailabilityStore {
-			return deliver.NewMemoryAvailabilityStore(0)
-		})
-	}
+	_ = rec.Results()[driver.ResultDelivered]
 }
 
 // A backend's benchmark file runs the shared fan-out benchmark on its queue,
 // so every backend reports the same metrics.
 func ExampleBenchmarkFanout() {
 	_ = func(b *testing.B) {
-		delivertest.BenchmarkFanout(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, nil)
+		delivertest.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
 	}
 }
 
@@ -70,7 +43,7 @@ func ExamplePeakHeap() {
 func ExampleWorkLikeRun() {
 	ctx := context.Background()
 	q := &deliver.MemoryQueue{}
-	if err := q.Enqueue(ctx, &deliver.Envelope{Body: []byte(`{}`), Inboxes: []string{"https://a.example/inbox", "https://b.example/inbox"}, EnqueuedAt: time.Now()}); err != nil {
+	if err := q.Enqueue(ctx, &driver.Envelope{Body: []byte(`{}`), Inboxes: []string{"https://a.example/inbox", "https://b.example/inbox"}, EnqueuedAt: time.Now()}); err != nil {
 		panic(err)
 	}
 	n, err := delivertest.WorkLikeRun(ctx, q, 16)
@@ -85,7 +58,7 @@ func ExampleBenchmarkFanoutField() {
 	_ = func(b *testing.B) {
 		for _, sc := range delivertest.FieldScenarios() {
 			b.Run(sc.Name, func(b *testing.B) {
-				delivertest.BenchmarkFanoutField(b, func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+				delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
 			})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // The shape of BenchmarkFanout's send, as the deliver issue sets it.
@@ -41,7 +42,7 @@ type FanoutOpts struct {
 	// in every iteration, off the timer, and the median of the delivery
 	// rate through newQueue's queue over the rate through this one is
 	// reported as CompareMetric.
-	Compare func(b *testing.B) deliver.Queue
+	Compare func(b *testing.B) driver.Queue
 	// CompareMetric names that ratio, e.g. "memqueue_ratio"; required
 	// with Compare.
 	CompareMetric string
@@ -69,7 +70,7 @@ type FanoutOpts struct {
 // its fan-out and takes the ratio against their mean; the metrics are
 // medians over iterations (run with -benchtime Nx and -count, and take the
 // median of the runs).
-func BenchmarkFanout(b *testing.B, newQueue func(b *testing.B) deliver.Queue, opts *FanoutOpts) {
+func BenchmarkFanout(b *testing.B, newQueue func(b *testing.B) driver.Queue, opts *FanoutOpts) {
 	b.Helper()
 	if opts == nil {
 		opts = &FanoutOpts{}
@@ -152,13 +153,13 @@ func BenchmarkFanout(b *testing.B, newQueue func(b *testing.B) deliver.Queue, op
 // returns the wall and CPU time until every delivery settled. Settlements
 // are counted in OnSettled rather than by polling Status, so measuring adds
 // no load to the queue (a database, for some).
-func fanout(b *testing.B, q deliver.Queue, keys deliver.SenderKeys, c *client.Client, inboxes []string, tag string) (elapsed, cpuUsed time.Duration) {
+func fanout(b *testing.B, q driver.Queue, keys deliver.SenderKeys, c *client.Client, inboxes []string, tag string) (elapsed, cpuUsed time.Duration) {
 	b.Helper()
 	var settled atomic.Int64
 	all := make(chan struct{})
 	cfg := deliver.DefaultConfig()
 	cfg.OnSettled = func(_ context.Context, s deliver.Settlement) {
-		if s.Result != deliver.ResultDelivered {
+		if s.Result != driver.ResultDelivered {
 			b.Errorf("settled %v", s)
 		}
 		if settled.Add(1) == int64(len(inboxes)) {

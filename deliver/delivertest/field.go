@@ -15,6 +15,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/internal/fedsim"
 )
 
@@ -112,7 +113,7 @@ func (sc FieldScenario) profile(i int) fedsim.Profile {
 // with a CPU-bound fan-out says the load, not the Deliverer, kept
 // field_ratio down (when the fan-out waits on the network instead, it
 // falls below 1 on its own).
-func BenchmarkFanoutField(b *testing.B, newQueue func(b *testing.B) deliver.Queue, sc FieldScenario, opts *FieldOpts) {
+func BenchmarkFanoutField(b *testing.B, newQueue func(b *testing.B) driver.Queue, sc FieldScenario, opts *FieldOpts) {
 	b.Helper()
 	if opts == nil {
 		opts = &FieldOpts{}
@@ -201,7 +202,7 @@ func BenchmarkFanoutField(b *testing.B, newQueue func(b *testing.B) deliver.Queu
 // and returns the time until the healthy hosts' deliveries (want of them)
 // all settled delivered, and until half of them did. The rest are left
 // undone: the Deliverer stops then.
-func fieldFanout(b *testing.B, q deliver.Queue, keys deliver.SenderKeys, c *client.Client, inboxes []string,
+func fieldFanout(b *testing.B, q driver.Queue, keys deliver.SenderKeys, c *client.Client, inboxes []string,
 	healthyHost map[string]bool, want int, opts *FieldOpts, tag string) (field, half time.Duration) {
 	b.Helper()
 	var settled atomic.Int64
@@ -224,7 +225,7 @@ func fieldFanout(b *testing.B, q deliver.Queue, keys deliver.SenderKeys, c *clie
 		if !healthyHost[s.Host] {
 			return
 		}
-		if s.Result != deliver.ResultDelivered {
+		if s.Result != driver.ResultDelivered {
 			b.Errorf("healthy host's delivery settled %v: %v", s.Result, s.Err)
 		}
 		n := settled.Add(1)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Recorder keeps what a Deliverer's hooks report, for an application's
@@ -59,10 +60,10 @@ func (r *Recorder) Settled() []deliver.Settlement {
 }
 
 // Results counts the settlements by result.
-func (r *Recorder) Results() map[deliver.Result]int {
+func (r *Recorder) Results() map[driver.Result]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	m := map[deliver.Result]int{}
+	m := map[driver.Result]int{}
 	for _, s := range r.settled {
 		m[s.Result]++
 	}

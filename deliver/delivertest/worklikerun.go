@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // WorkLikeRun works q as Deliverer.Run does, with sends that cost nothing:
@@ -15,7 +15,7 @@ import (
 // queue is empty, with how many jobs it worked and the first error. Queue
 // throughput benchmarks use it so that every backend, and a job queue it is
 // compared with, is worked the same way.
-func WorkLikeRun(ctx context.Context, q deliver.Queue, conc int) (int64, error) {
+func WorkLikeRun(ctx context.Context, q driver.Queue, conc int) (int64, error) {
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	var n atomic.Int64
@@ -34,7 +34,7 @@ func WorkLikeRun(ctx context.Context, q deliver.Queue, conc int) (int64, error) 
 				break fill
 			}
 		}
-		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: free})
+		jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: free})
 		if err != nil {
 			fail(err)
 		}
@@ -49,7 +49,7 @@ func WorkLikeRun(ctx context.Context, q deliver.Queue, conc int) (int64, error) 
 		for _, j := range jobs {
 			wg.Go(func() {
 				defer func() { <-slots }()
-				if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+				if err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); err != nil {
 					fail(err)
 					return
 				}

@@ -1,4 +1,4 @@
-// Package pgavailability is a deliver.AvailabilityStore in PostgreSQL,
+// Package pgavailability is a driver.AvailabilityStore in PostgreSQL,
 // shared by every process using the same database.
 //
 //	pool, _ := pgxpool.New(ctx, dsn) // the caller's
@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // TableDefault is the table's name.
@@ -46,9 +46,9 @@ var (
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$`)
 
-var _ deliver.AvailabilityStore = (*Store)(nil)
+var _ driver.AvailabilityStore = (*Store)(nil)
 
-// Store is a deliver.AvailabilityStore in PostgreSQL, safe for concurrent
+// Store is a driver.AvailabilityStore in PostgreSQL, safe for concurrent
 // use.
 type Store struct {
 	pool  *pgxpool.Pool
@@ -94,9 +94,9 @@ func wrap(err error) error {
 	return fmt.Errorf("%w: %w", ErrPostgres, err)
 }
 
-// Failure implements deliver.AvailabilityStore, in one statement: the row
+// Failure implements driver.AvailabilityStore, in one statement: the row
 // lock of ON CONFLICT makes concurrent failures of a day count once.
-func (s *Store) Failure(ctx context.Context, host string, now time.Time, rule deliver.AvailabilityRule) (time.Time, bool, error) {
+func (s *Store) Failure(ctx context.Context, host string, now time.Time, rule driver.AvailabilityRule) (time.Time, bool, error) {
 	days := max(rule.Days, 1)
 	var since *time.Time
 	err := s.pool.QueryRow(ctx, `INSERT INTO `+s.table+` AS t (host, days, last_failure, since)
@@ -116,13 +116,13 @@ RETURNING since`, host, now.Unix()/86400, days, now).Scan(&since)
 	return since.UTC(), true, nil
 }
 
-// SeenAlive implements deliver.AvailabilityStore.
+// SeenAlive implements driver.AvailabilityStore.
 func (s *Store) SeenAlive(ctx context.Context, host string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE host = $1`, host)
 	return wrap(err)
 }
 
-// Unavailable implements deliver.AvailabilityStore.
+// Unavailable implements driver.AvailabilityStore.
 func (s *Store) Unavailable(ctx context.Context, host string) (time.Time, bool, error) {
 	var since time.Time
 	err := s.pool.QueryRow(ctx, `SELECT since FROM `+s.table+` WHERE host = $1 AND since IS NOT NULL`, host).Scan(&since)
@@ -135,14 +135,14 @@ func (s *Store) Unavailable(ctx context.Context, host string) (time.Time, bool, 
 	return since.UTC(), true, nil
 }
 
-// ListUnavailable implements deliver.AvailabilityStore.
-func (s *Store) ListUnavailable(ctx context.Context) ([]deliver.UnavailableHost, error) {
+// ListUnavailable implements driver.AvailabilityStore.
+func (s *Store) ListUnavailable(ctx context.Context) ([]driver.UnavailableHost, error) {
 	rows, err := s.pool.Query(ctx, `SELECT host, since FROM `+s.table+` WHERE since IS NOT NULL ORDER BY since, host`)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (deliver.UnavailableHost, error) {
-		var u deliver.UnavailableHost
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.UnavailableHost, error) {
+		var u driver.UnavailableHost
 		err := r.Scan(&u.Host, &u.Since)
 		u.Since = u.Since.UTC()
 		return u, err

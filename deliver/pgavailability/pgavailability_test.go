@@ -8,15 +8,15 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/pgavailability"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func migrated(t *testing.T) *pgavailability.Store {
+func migrated(t testing.TB) *pgavailability.Store {
 	t.Helper()
 	s, err := pgavailability.New(pgtest.Pool(t), nil)
 	if err != nil {
@@ -29,14 +29,14 @@ func migrated(t *testing.T) *pgavailability.Store {
 }
 
 func TestConformance(t *testing.T) {
-	delivertest.TestAvailabilityStore(t, func(t *testing.T) deliver.AvailabilityStore { return migrated(t) })
+	drivertest.TestAvailabilityStore(t, func(t testing.TB) driver.AvailabilityStore { return migrated(t) })
 }
 
 func TestPruneAndConfig(t *testing.T) {
 	s := migrated(t)
 	ctx := context.Background()
 	t0 := time.Date(2019, 3, 1, 12, 0, 0, 0, time.UTC)
-	rule := deliver.AvailabilityRule{Days: 2}
+	rule := driver.AvailabilityRule{Days: 2}
 	for _, h := range []string{"old.example", "gone.example"} {
 		if _, _, err := s.Failure(ctx, h, t0, rule); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedkit/fedkit/deliver"
 	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 )
 
@@ -18,9 +19,9 @@ import (
 // delivertest.BenchmarkFanout). memqueue_ratio is the delivery rate over the
 // same send's through a MemoryQueue in the same iteration.
 func BenchmarkPGQueueFanout(b *testing.B) {
-	delivertest.BenchmarkFanout(b, func(b *testing.B) deliver.Queue { return newQueue(b, nil) },
+	delivertest.BenchmarkFanout(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) },
 		&delivertest.FanoutOpts{
-			Compare:       func(*testing.B) deliver.Queue { return &deliver.MemoryQueue{} },
+			Compare:       func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} },
 			CompareMetric: "memqueue_ratio",
 		})
 }
@@ -48,7 +49,7 @@ func benchThroughput(b *testing.B, conc int) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		e := &deliver.Envelope{KeyID: keyID, Body: activityJSON("noop"), Inboxes: inboxes,
+		e := &driver.Envelope{KeyID: keyID, Body: activityJSON("noop"), Inboxes: inboxes,
 			EnqueuedAt: time.Now().Add(-time.Second), Tag: fmt.Sprintf("noop-%d", i)}
 		if err := q.Enqueue(ctx, e); err != nil {
 			b.Fatal(err)
@@ -97,7 +98,7 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		e := &deliver.Envelope{KeyID: keyID, Body: body, Inboxes: inboxes, EnqueuedAt: time.Now(), Tag: fmt.Sprintf("big-%d", i)}
+		e := &driver.Envelope{KeyID: keyID, Body: body, Inboxes: inboxes, EnqueuedAt: time.Now(), Tag: fmt.Sprintf("big-%d", i)}
 		if err := q.Enqueue(context.Background(), e); err != nil {
 			b.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 func BenchmarkFanoutField(b *testing.B) {
 	for _, sc := range delivertest.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(b *testing.B) deliver.Queue { return newQueue(b, nil) }, sc, nil)
+			delivertest.BenchmarkFanoutField(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) }, sc, nil)
 		})
 	}
 }

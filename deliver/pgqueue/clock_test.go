@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 )
 
@@ -56,8 +56,8 @@ func TestCallerClockThroughout(t *testing.T) {
 				t.Fatalf("job not claimable once its lease lapsed")
 			}
 			retry := now.Add(10 * time.Minute)
-			if err := q.Finish(ctx, deliver.JobRef{ID: jobs[0].ID, Token: jobs[0].Token},
-				deliver.Outcome{Result: deliver.ResultPending, RetryAt: retry, Attempts: 1}); err != nil {
+			if err := q.Finish(ctx, driver.JobRef{ID: jobs[0].ID, Token: jobs[0].Token},
+				driver.Outcome{Result: driver.ResultPending, RetryAt: retry, Attempts: 1}); err != nil {
 				t.Fatal(err)
 			}
 			if got := claim(t, q, retry.Add(-time.Second), 10); len(got) != 0 {
@@ -68,8 +68,8 @@ func TestCallerClockThroughout(t *testing.T) {
 				t.Fatalf("retry at RetryAt: %d jobs", len(jobs))
 			}
 			// A retry past the send's deadline comes due at the deadline.
-			if err := q.Finish(ctx, deliver.JobRef{ID: jobs[0].ID, Token: jobs[0].Token},
-				deliver.Outcome{Result: deliver.ResultPending, RetryAt: deadline.Add(time.Hour), Attempts: 2}); err != nil {
+			if err := q.Finish(ctx, driver.JobRef{ID: jobs[0].ID, Token: jobs[0].Token},
+				driver.Outcome{Result: driver.ResultPending, RetryAt: deadline.Add(time.Hour), Attempts: 2}); err != nil {
 				t.Fatal(err)
 			}
 			if got := claim(t, q, deadline.Add(-time.Second), 10); len(got) != 0 {

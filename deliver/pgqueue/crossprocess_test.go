@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
@@ -31,7 +31,7 @@ func TestOrderingAndFencingAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tags := func(jobs []*deliver.Job) []string {
+	tags := func(jobs []*driver.Job) []string {
 		var s []string
 		for _, j := range jobs {
 			s = append(s, j.Envelope.Tag)
@@ -63,7 +63,7 @@ func TestOrderingAndFencingAcrossProcesses(t *testing.T) {
 	if got := claim(t, b, t0, 10); len(got) != 0 {
 		t.Fatalf("B claimed %v while A holds the Create", tags(got))
 	}
-	if err := a.Finish(ctx, create[0].Ref(), deliver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 1}); err != nil {
+	if err := a.Finish(ctx, create[0].Ref(), driver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := claim(t, b, t0.Add(time.Second), 10); len(got) != 0 {
@@ -78,11 +78,11 @@ func TestOrderingAndFencingAcrossProcesses(t *testing.T) {
 	}
 	// A's late outcomes, a retry and a settlement, are both refused and
 	// leave B's claim as it was.
-	for _, o := range []deliver.Outcome{
+	for _, o := range []driver.Outcome{
 		{RetryAt: t0.Add(time.Hour), Attempts: 2},
-		{Result: deliver.ResultDelivered, Attempts: 2},
+		{Result: driver.ResultDelivered, Attempts: 2},
 	} {
-		if err := a.Finish(ctx, stale[0].Ref(), o); !errors.Is(err, deliver.ErrLeaseLost) {
+		if err := a.Finish(ctx, stale[0].Ref(), o); !errors.Is(err, driver.ErrLeaseLost) {
 			t.Fatalf("A's late Finish(%v): %v, want ErrLeaseLost", o.Result, err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestOrderingAndFencingAcrossProcesses(t *testing.T) {
 	if s, err := a.Status(ctx, "create"); err != nil || s.Delivered != 0 || s.Pending != 1 {
 		t.Fatalf("Create's status after A's late outcomes: %+v, %v; want still pending", s, err)
 	}
-	if err := b.Finish(ctx, fresh[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 2}); err != nil {
+	if err := b.Finish(ctx, fresh[0].Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 2}); err != nil {
 		t.Fatalf("B's Finish after A's late ones: %v", err)
 	}
 	if got := claim(t, a, t0.Add(2*time.Minute), 10); len(got) != 1 || got[0].Envelope.Tag != "delete" {
@@ -104,7 +104,7 @@ func TestOrderingAndFencingAcrossProcesses(t *testing.T) {
 // inbox still sees them in the order they were queued.
 func TestOrderingUnderConcurrentWorkers(t *testing.T) {
 	cs := pgtest.ConnString(t)
-	qs := []deliver.Queue{openQueue(t, cs, nil), openQueue(t, cs, nil)}
+	qs := []driver.Queue{openQueue(t, cs, nil), openQueue(t, cs, nil)}
 	ctx := context.Background()
 	inboxes := []string{"https://b.example/inbox", "https://c.example/inbox", "https://d.example/inbox"}
 	const sends = 8
@@ -122,7 +122,7 @@ func TestOrderingUnderConcurrentWorkers(t *testing.T) {
 		q := qs[w%2]
 		wg.Go(func() {
 			for idle := 0; idle < 50; {
-				jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: time.Hour, Limit: 2})
+				jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: t0, Lease: time.Hour, Limit: 2})
 				if err != nil {
 					t.Error(err)
 					return
@@ -137,7 +137,7 @@ func TestOrderingUnderConcurrentWorkers(t *testing.T) {
 					mu.Lock()
 					seen[j.Inbox] = append(seen[j.Inbox], j.Envelope.Tag)
 					mu.Unlock()
-					if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+					if err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); err != nil {
 						t.Error(err)
 						return
 					}

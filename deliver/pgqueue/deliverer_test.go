@@ -21,6 +21,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
@@ -95,7 +96,7 @@ func activityJSON(id string) []byte {
 	return []byte(`{"id":"https://a.example/activities/` + id + `","type":"Create","actor":"https://a.example/users/alice"}`)
 }
 
-func waitDone(t testing.TB, q deliver.Queue, tags []string, limit time.Duration) {
+func waitDone(t testing.TB, q driver.Queue, tags []string, limit time.Duration) {
 	t.Helper()
 	stop := time.Now().Add(limit)
 	for _, tag := range tags {
@@ -221,7 +222,7 @@ func TestCrashRecovery(t *testing.T) {
 	inboxes := srv.inboxes(crashInboxes, 100)
 	pool := openPool(t, cs, nil)
 	q := migrated(t, pool, nil)
-	err := q.Enqueue(context.Background(), &deliver.Envelope{KeyID: keyID, ActivityID: "https://a.example/activities/crash",
+	err := q.Enqueue(context.Background(), &driver.Envelope{KeyID: keyID, ActivityID: "https://a.example/activities/crash",
 		Body: activityJSON("crash"), Inboxes: inboxes, EnqueuedAt: time.Now(), Tag: "crash"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
@@ -19,7 +19,7 @@ func TestDepth(t *testing.T) {
 	cs := pgtest.ConnString(t)
 	q, reader := openQueue(t, cs, nil), openQueue(t, cs, nil)
 	ctx := context.Background()
-	depth := func() map[deliver.Lane]int {
+	depth := func() map[driver.Lane]int {
 		t.Helper()
 		d, err := reader.Depth(ctx)
 		if err != nil {
@@ -27,11 +27,11 @@ func TestDepth(t *testing.T) {
 		}
 		return d
 	}
-	want := map[deliver.Lane]int{deliver.LanePriority: 0, deliver.LaneNormal: 0, deliver.LaneLow: 0}
+	want := map[driver.Lane]int{driver.LanePriority: 0, driver.LaneNormal: 0, driver.LaneLow: 0}
 	if got := depth(); !maps.Equal(got, want) {
 		t.Fatalf("empty queue: Depth = %v, want %v", got, want)
 	}
-	for lane, n := range map[deliver.Lane]int{deliver.LanePriority: 2, deliver.LaneNormal: 3, deliver.LaneLow: 4} {
+	for lane, n := range map[driver.Lane]int{driver.LanePriority: 2, driver.LaneNormal: 3, driver.LaneLow: 4} {
 		e := env(fmt.Sprint("lane", lane), inboxes(n)...)
 		e.Lane = lane
 		if err := q.Enqueue(ctx, e); err != nil {
@@ -39,13 +39,13 @@ func TestDepth(t *testing.T) {
 		}
 	}
 	jobs := claim(t, q, t0, 3) // the two priority jobs and one normal
-	if err := q.Finish(ctx, jobs[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+	if err := q.Finish(ctx, jobs[0].Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Finish(ctx, jobs[1].Ref(), deliver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1}); err != nil {
+	if err := q.Finish(ctx, jobs[1].Ref(), driver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	want = map[deliver.Lane]int{deliver.LanePriority: 1, deliver.LaneNormal: 3, deliver.LaneLow: 4}
+	want = map[driver.Lane]int{driver.LanePriority: 1, driver.LaneNormal: 3, driver.LaneLow: 4}
 	if got := depth(); !maps.Equal(got, want) {
 		t.Fatalf("Depth = %v, want %v (claimed and retrying jobs count, delivered ones not)", got, want)
 	}

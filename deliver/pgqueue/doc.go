@@ -1,4 +1,4 @@
-// Package pgqueue is a deliver.Queue in PostgreSQL, so deliveries survive a
+// Package pgqueue is a driver.Queue in PostgreSQL, so deliveries survive a
 // crash and several processes can work one queue.
 //
 // The Queue is built from a *pgxpool.Pool the caller owns. Migrate creates
@@ -17,14 +17,14 @@
 // grouped into one statement, and claims and outcomes commit asynchronously
 // unless Config.DurableClaims is set: a database crash can then only cause
 // a delivery to be sent again, never lost. Queue implements
-// deliver.Notifier, so a Deliverer's Run wakes on LISTEN/NOTIFY when any
+// driver.Notifier, so a Deliverer's Run wakes on LISTEN/NOTIFY when any
 // process enqueues or work comes due, polling as a fallback; Notify holds
 // one pool connection while Run runs. Depth counts what waits in each
 // lane, for a status page.
 //
 // A database that cannot be reached, is shutting down or starting up, or
 // drops the connection makes every method fail with an error matching
-// deliver.ErrQueueUnavailable (keeping the driver's error): Enqueue stored
+// driver.ErrQueueUnavailable (keeping pgx's error): Enqueue stored
 // nothing and may be retried. Nothing claimed is lost across a crash: a
 // delivery in flight comes back when its lease ends.
 //
@@ -42,7 +42,7 @@
 //
 //	// Any process, later:
 //	s, err := q.Status(ctx, "post-42")                        // a tagged batch
-//	n, err := q.Drop(ctx, deliver.DropFilter{ActorID: actor}) // an account deleted
+//	n, err := q.Drop(ctx, driver.DropFilter{ActorID: actor}) // an account deleted
 //	depth, err := q.Depth(ctx)                                // jobs per lane
 //
 // Clocks: every time the queue stores or compares (due_at, lease_until,

@@ -11,15 +11,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // mapError is the one place driver errors become this package's: a missing
 // table or column means the schema is behind (ErrNotMigrated); a database
 // that cannot be reached, is shutting down or starting up, or dropped the
-// connection, is deliver.ErrQueueUnavailable (nothing was stored, the call
+// connection, is driver.ErrQueueUnavailable (nothing was stored, the call
 // may be retried); everything else is wrapped with the operation. The
-// driver's error is kept for errors.As. Context errors pass through as they
+// pgx error is kept for errors.As. Context errors pass through as they
 // are.
 func mapError(op string, err error) error {
 	if err == nil {
@@ -34,12 +34,12 @@ func mapError(op string, err error) error {
 		case pe.Code == "42P01", pe.Code == "42703": // undefined_table, undefined_column
 			return fmt.Errorf("pgqueue: %s: %w (%s)", op, ErrNotMigrated, pe.Message)
 		case unavailableCode(pe.Code):
-			return fmt.Errorf("pgqueue: %s: %w: %w", op, deliver.ErrQueueUnavailable, err)
+			return fmt.Errorf("pgqueue: %s: %w: %w", op, driver.ErrQueueUnavailable, err)
 		}
 		return fmt.Errorf("pgqueue: %s: %w", op, err)
 	}
 	if unreachable(err) {
-		return fmt.Errorf("pgqueue: %s: %w: %w", op, deliver.ErrQueueUnavailable, err)
+		return fmt.Errorf("pgqueue: %s: %w: %w", op, driver.ErrQueueUnavailable, err)
 	}
 	return fmt.Errorf("pgqueue: %s: %w", op, err)
 }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-// The errors a database outage produces map to deliver.ErrQueueUnavailable,
+// The errors a database outage produces map to driver.ErrQueueUnavailable,
 // keeping the driver's error; a statement the server refused does not.
 // The restart test (TestPostgresRestartMidFanout) sees the real ones.
 func TestMapErrorUnavailable(t *testing.T) {
@@ -39,7 +39,7 @@ func TestMapErrorUnavailable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mapError("claim", tc.err)
-			if errors.Is(got, deliver.ErrQueueUnavailable) != tc.unavailable {
+			if errors.Is(got, driver.ErrQueueUnavailable) != tc.unavailable {
 				t.Fatalf("mapError(%v) = %v: ErrQueueUnavailable %v, want %v", tc.err, got, !tc.unavailable, tc.unavailable)
 			}
 			if errors.Is(got, ErrNotMigrated) != tc.notMigrated {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 )
 
@@ -114,7 +115,7 @@ func ExampleQueue_Notify() {
 		})
 	}()
 	for range wake {
-		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 16})
+		jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 16})
 		if err != nil {
 			log.Print(err)
 			continue
@@ -161,7 +162,7 @@ func ExampleQueue_Depth() {
 		log.Fatal(err)
 	}
 	fmt.Printf("priority %d, normal %d, low %d\n",
-		depth[deliver.LanePriority], depth[deliver.LaneNormal], depth[deliver.LaneLow])
+		depth[driver.LanePriority], depth[driver.LaneNormal], depth[driver.LaneLow])
 }
 
 // Following a tagged batch; the counts outlive the jobs, so a finished
@@ -197,7 +198,7 @@ func ExampleQueue_Drop() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, err := q.Drop(ctx, deliver.DropFilter{ActorID: "https://a.example/users/alice"})
+	n, err := q.Drop(ctx, driver.DropFilter{ActorID: "https://a.example/users/alice"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func ExampleQueue_Claim() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	err = q.Enqueue(ctx, &deliver.Envelope{
+	err = q.Enqueue(ctx, &driver.Envelope{
 		KeyID:      "https://a.example/users/alice#main-key",
 		ActivityID: "https://a.example/activities/1",
 		Body:       []byte(`{"id":"https://a.example/activities/1","type":"Create"}`),
@@ -229,14 +230,14 @@ func ExampleQueue_Claim() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 16})
+	jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 16})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, j := range jobs {
 		// ... POST j.Envelope.Body to j.Inbox ...
-		err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: j.Attempts + 1})
-		if errors.Is(err, deliver.ErrLeaseLost) {
+		err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: j.Attempts + 1})
+		if errors.Is(err, driver.ErrLeaseLost) {
 			continue // the lease lapsed and another worker owns the job now
 		}
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // finisher groups concurrent Finish calls into one statement, as a database
@@ -24,8 +24,8 @@ type finisher struct {
 }
 
 type finishReq struct {
-	ref  deliver.JobRef
-	o    deliver.Outcome
+	ref  driver.JobRef
+	o    driver.Outcome
 	done chan finishResult
 }
 
@@ -38,9 +38,9 @@ type finishResult struct {
 // context, since the flush carries other callers' outcomes too.
 const finishTimeout = 30 * time.Second
 
-// Finish implements deliver.Queue. It returns deliver.ErrLeaseLost when ref
+// Finish implements driver.Queue. It returns driver.ErrLeaseLost when ref
 // is not the job's current claim, or the job is gone.
-func (q *Queue) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
+func (q *Queue) Finish(ctx context.Context, ref driver.JobRef, o driver.Outcome) error {
 	r := &finishReq{ref: ref, o: o, done: make(chan finishResult, 1)}
 	f := &q.fin
 	f.mu.Lock()
@@ -108,7 +108,7 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 	retryAt := make([]time.Time, n)
 	settled := true
 	for i, p := range batch {
-		settled = settled && p.o.Result != deliver.ResultPending
+		settled = settled && p.o.Result != driver.ResultPending
 		ids[i], tokens[i] = p.ref.ID, p.ref.Token
 		results[i], attempts[i] = int16(p.o.Result), int32(p.o.Attempts)
 		retryAt[i] = p.o.RetryAt
@@ -132,7 +132,7 @@ func (q *Queue) flush(ctx context.Context, batch []*finishReq) []error {
 		case err != nil:
 			errs[i] = mapError("finish", err)
 		case !done[ids[i]]:
-			errs[i] = deliver.ErrLeaseLost
+			errs[i] = driver.ErrLeaseLost
 		}
 	}
 	return errs

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Notify implements deliver.Notifier: it calls wake whenever work may have
+// Notify implements driver.Notifier: it calls wake whenever work may have
 // become claimable, until ctx ends, and then returns nil. It wakes once
 // listening, when any process enqueues (Enqueue notifies on the queue's
 // channel at commit), when the earliest job scheduled at its last wake-up

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Defaults for Config.
@@ -29,8 +29,9 @@ const (
 	CopyThresholdDefault = 512
 	// SweepIntervalDefault is how often Claim removes sends with no jobs left.
 	SweepIntervalDefault = time.Minute
-	// PollIntervalDefault is how often Notify wakes when nothing is heard.
-	PollIntervalDefault = deliver.PollIntervalDefault
+	// PollIntervalDefault is how often Notify wakes when nothing is heard:
+	// the Deliverer's own poll (deliver.PollIntervalDefault).
+	PollIntervalDefault = time.Second
 	// FinishBatchDefault is the most outcomes one Finish statement records.
 	FinishBatchDefault = 1000
 )
@@ -86,7 +87,7 @@ var (
 	ErrNotMigrated = errors.New("pgqueue: schema not migrated")
 )
 
-// Queue is a deliver.Queue in PostgreSQL. It is safe for concurrent use,
+// Queue is a driver.Queue in PostgreSQL. It is safe for concurrent use,
 // also by many processes sharing one database.
 type Queue struct {
 	pool      *pgxpool.Pool
@@ -98,7 +99,7 @@ type Queue struct {
 	sql       statements
 
 	envMu sync.Mutex
-	envs  map[int64]*deliver.Envelope
+	envs  map[int64]*driver.Envelope
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
@@ -107,8 +108,9 @@ type Queue struct {
 }
 
 var (
-	_ deliver.Queue    = (*Queue)(nil)
-	_ deliver.Notifier = (*Queue)(nil)
+	_ driver.Queue        = (*Queue)(nil)
+	_ driver.Notifier     = (*Queue)(nil)
+	_ driver.DepthCounter = (*Queue)(nil)
 )
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -171,10 +173,10 @@ func New(pool *pgxpool.Pool, cfg *Config) (*Queue, error) {
 	return q, nil
 }
 
-// Enqueue implements deliver.Queue: the body once, then one job per inbox,
+// Enqueue implements driver.Queue: the body once, then one job per inbox,
 // by COPY for a large fan-out, in one transaction that also notifies
 // listening workers.
-func (q *Queue) Enqueue(ctx context.Context, e *deliver.Envelope) error {
+func (q *Queue) Enqueue(ctx context.Context, e *driver.Envelope) error {
 	if len(e.Inboxes) == 0 {
 		return nil
 	}
@@ -244,9 +246,9 @@ func (r *jobRows) Values() ([]any, error) {
 }
 func (r *jobRows) Err() error { return nil }
 
-// Claim implements deliver.Queue with FOR UPDATE SKIP LOCKED: concurrent
+// Claim implements driver.Queue with FOR UPDATE SKIP LOCKED: concurrent
 // claimers, in this process or others, pass over each other's rows.
-func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.Job, error) {
+func (q *Queue) Claim(ctx context.Context, opts driver.ClaimOpts) ([]*driver.Job, error) {
 	if opts.Limit <= 0 {
 		return nil, nil
 	}
@@ -284,23 +286,23 @@ func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.J
 	for _, c := range cs {
 		want[c.activity] = c
 	}
-	envs, err := envelopesFor(q, ctx, want, func(c claimed) (deliver.Lane, string) {
+	envs, err := envelopesFor(q, ctx, want, func(c claimed) (driver.Lane, string) {
 		okey := ""
 		if c.okey != nil {
 			okey = *c.okey
 		}
-		return deliver.Lane(c.lane), okey
+		return driver.Lane(c.lane), okey
 	})
 	if err != nil {
 		// The jobs stay leased and come back when the lease lapses.
 		return nil, err
 	}
-	jobs := make([]*deliver.Job, 0, len(cs))
+	jobs := make([]*driver.Job, 0, len(cs))
 	for _, c := range cs {
 		if envs[c.activity] == nil {
 			continue // dropped since the claim: its job is gone too
 		}
-		jobs = append(jobs, &deliver.Job{ID: c.id, Token: c.token, LeaseUntil: leaseUntil, Inbox: c.inbox,
+		jobs = append(jobs, &driver.Job{ID: c.id, Token: c.token, LeaseUntil: leaseUntil, Inbox: c.inbox,
 			Attempts: int(c.attempts), Envelope: envs[c.activity]})
 	}
 	return jobs, nil
@@ -309,8 +311,8 @@ func (q *Queue) Claim(ctx context.Context, opts deliver.ClaimOpts) ([]*deliver.J
 // envelopesFor returns the envelopes of the given sends, from the cache or
 // in one query for those missing; a send dropped meanwhile is left out.
 // Envelopes carry no Inboxes: each job names its own.
-func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta func(C) (deliver.Lane, string)) (map[int64]*deliver.Envelope, error) {
-	out := make(map[int64]*deliver.Envelope, len(want))
+func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta func(C) (driver.Lane, string)) (map[int64]*driver.Envelope, error) {
+	out := make(map[int64]*driver.Envelope, len(want))
 	var missing []int64
 	q.envMu.Lock()
 	for id := range want {
@@ -329,11 +331,11 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 		return nil, mapError("claim", err)
 	}
 	defer rows.Close()
-	loaded := make(map[int64]*deliver.Envelope, len(missing))
+	loaded := make(map[int64]*driver.Envelope, len(missing))
 	for rows.Next() {
 		var (
 			id       int64
-			e        deliver.Envelope
+			e        driver.Envelope
 			deadline *time.Time
 			maxAtt   int32
 		)
@@ -354,7 +356,7 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 	}
 	q.envMu.Lock()
 	if q.envs == nil || len(q.envs)+len(loaded) > q.cfg.EnvelopeCache {
-		q.envs = make(map[int64]*deliver.Envelope)
+		q.envs = make(map[int64]*driver.Envelope)
 	}
 	for id, e := range loaded {
 		q.envs[id] = e
@@ -363,17 +365,17 @@ func envelopesFor[C any](q *Queue, ctx context.Context, want map[int64]C, meta f
 	return out, nil
 }
 
-// Status implements deliver.Queue: Pending counts the tag's jobs in the
+// Status implements driver.Queue: Pending counts the tag's jobs in the
 // queue, claimed ones included; the other counts are kept per tag and
 // outlive the jobs and sends they count.
-func (q *Queue) Status(ctx context.Context, tag string) (deliver.BatchStatus, error) {
-	var s deliver.BatchStatus
+func (q *Queue) Status(ctx context.Context, tag string) (driver.BatchStatus, error) {
+	var s driver.BatchStatus
 	var pending, delivered, failed, gaveUp, skipped, dropped int64
 	err := q.pool.QueryRow(ctx, q.sql.status, tag).Scan(&pending, &delivered, &failed, &gaveUp, &skipped, &dropped)
 	if err != nil {
 		return s, mapError("status", err)
 	}
-	s = deliver.BatchStatus{Pending: int(pending), Delivered: int(delivered), Failed: int(failed),
+	s = driver.BatchStatus{Pending: int(pending), Delivered: int(delivered), Failed: int(failed),
 		GaveUp: int(gaveUp), Skipped: int(skipped), Dropped: int(dropped)}
 	return s, nil
 }
@@ -383,8 +385,8 @@ func (q *Queue) Status(ctx context.Context, tag string) (deliver.BatchStatus, er
 // Status counts a batch's Pending. Every lane is in the map, zero when
 // empty. It counts rows, so a status page should not call it in a tight
 // loop on a queue of millions.
-func (q *Queue) Depth(ctx context.Context) (map[deliver.Lane]int, error) {
-	out := map[deliver.Lane]int{deliver.LanePriority: 0, deliver.LaneNormal: 0, deliver.LaneLow: 0}
+func (q *Queue) Depth(ctx context.Context) (map[driver.Lane]int, error) {
+	out := map[driver.Lane]int{driver.LanePriority: 0, driver.LaneNormal: 0, driver.LaneLow: 0}
 	rows, err := q.pool.Query(ctx, q.sql.depth)
 	if err != nil {
 		return nil, mapError("depth", err)
@@ -396,7 +398,7 @@ func (q *Queue) Depth(ctx context.Context) (map[deliver.Lane]int, error) {
 		if err := rows.Scan(&lane, &n); err != nil {
 			return nil, mapError("depth", err)
 		}
-		out[deliver.Lane(lane)] = int(n)
+		out[driver.Lane(lane)] = int(n)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError("depth", err)
@@ -404,11 +406,11 @@ func (q *Queue) Depth(ctx context.Context) (map[deliver.Lane]int, error) {
 	return out, nil
 }
 
-// Drop implements deliver.Queue: it deletes the jobs, claimed or not, counts
+// Drop implements driver.Queue: it deletes the jobs, claimed or not, counts
 // them as dropped under their tags, and deletes sends left with no jobs.
-func (q *Queue) Drop(ctx context.Context, f deliver.DropFilter) (int, error) {
+func (q *Queue) Drop(ctx context.Context, f driver.DropFilter) (int, error) {
 	if f.IsZero() {
-		return 0, deliver.ErrEmptyDropFilter
+		return 0, driver.ErrEmptyDropFilter
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {

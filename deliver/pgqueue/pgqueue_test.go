@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
@@ -57,19 +57,19 @@ func openQueue(t testing.TB, connString string, cfg *pgqueue.Config) *pgqueue.Qu
 }
 
 func TestQueue(t *testing.T) {
-	delivertest.TestQueue(t, func(t *testing.T) deliver.Queue { return newQueue(t, nil) })
+	drivertest.TestQueue(t, func(t testing.TB) driver.Queue { return newQueue(t, nil) })
 }
 
 // Small fan-outs go through COPY too when the threshold says so.
 func TestQueueCopyPath(t *testing.T) {
-	delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
+	drivertest.TestQueue(t, func(t testing.TB) driver.Queue {
 		return newQueue(t, &pgqueue.Config{CopyThreshold: 1})
 	})
 }
 
 // With DurableClaims every commit waits for disk; behaviour is the same.
 func TestQueueDurableClaims(t *testing.T) {
-	delivertest.TestQueue(t, func(t *testing.T) deliver.Queue {
+	drivertest.TestQueue(t, func(t testing.TB) driver.Queue {
 		return newQueue(t, &pgqueue.Config{DurableClaims: true})
 	})
 }
@@ -84,7 +84,7 @@ func TestAsyncCommitDoesNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := claim(t, q, t0, 1)
-	if err := q.Finish(ctx, jobs[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+	if err := q.Finish(ctx, jobs[0].Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var sc string

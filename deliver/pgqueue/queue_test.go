@@ -14,15 +14,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
 var t0 = time.Now().UTC().Truncate(time.Second)
 
-func env(tag string, inboxes ...string) *deliver.Envelope {
-	return &deliver.Envelope{
+func env(tag string, inboxes ...string) *driver.Envelope {
+	return &driver.Envelope{
 		KeyID:      "https://a.example/users/alice#main-key",
 		ActivityID: "https://a.example/activities/" + tag,
 		ActorID:    "https://a.example/users/alice",
@@ -50,9 +50,9 @@ func count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 	return n
 }
 
-func claim(t testing.TB, q deliver.Queue, now time.Time, limit int) []*deliver.Job {
+func claim(t testing.TB, q driver.Queue, now time.Time, limit int) []*driver.Job {
 	t.Helper()
-	jobs, err := q.Claim(context.Background(), deliver.ClaimOpts{Now: now, Lease: time.Minute, Limit: limit})
+	jobs, err := q.Claim(context.Background(), driver.ClaimOpts{Now: now, Lease: time.Minute, Limit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestNotMigrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = q.Claim(context.Background(), deliver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1})
+	_, err = q.Claim(context.Background(), driver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1})
 	if !errors.Is(err, pgqueue.ErrNotMigrated) {
 		t.Fatalf("Claim before Migrate: %v, want ErrNotMigrated", err)
 	}
@@ -175,7 +175,7 @@ func TestUpgradeKeepsJobs(t *testing.T) {
 		VALUES ($1, 'https://b.example/inbox', $2, 2), ($1, 'https://c.example/inbox', $2, 0)`, act, t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1}); !errors.Is(err, pgqueue.ErrNotMigrated) {
+	if _, err := q.Claim(ctx, driver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1}); !errors.Is(err, pgqueue.ErrNotMigrated) {
 		t.Fatalf("version-2 Claim on a version-1 table: %v, want ErrNotMigrated", err)
 	}
 
@@ -191,7 +191,7 @@ func TestUpgradeKeepsJobs(t *testing.T) {
 	a.OrderingKey = "k"
 	b := env("new2", "https://b.example/inbox")
 	b.OrderingKey = "k"
-	for _, e := range []*deliver.Envelope{a, b} {
+	for _, e := range []*driver.Envelope{a, b} {
 		if err := q.Enqueue(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestUpgradeKeepsJobs(t *testing.T) {
 		t.Fatalf("new2 claimed while new1 is queued")
 	}
 	for _, j := range jobs {
-		if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: j.Attempts + 1}); err != nil {
+		if err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: j.Attempts + 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -324,11 +324,11 @@ func TestDeadlineAndMaxAttemptsEnforced(t *testing.T) {
 		t.Fatalf("claimed %d", len(jobs))
 	}
 	// Retry asked an hour out: due at the deadline instead.
-	if err := q.Finish(ctx, jobs[0].Ref(), deliver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1}); err != nil {
+	if err := q.Finish(ctx, jobs[0].Ref(), driver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// Second attempt of two reported as pending: given up.
-	if err := q.Finish(ctx, jobs[1].Ref(), deliver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 2}); err != nil {
+	if err := q.Finish(ctx, jobs[1].Ref(), driver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := claim(t, q, e.Deadline.Add(-time.Second), 10); len(got) != 0 {
@@ -360,11 +360,11 @@ func TestConcurrentFinish(t *testing.T) {
 	for i, j := range jobs {
 		for range 1 + i%2 { // odd jobs finished twice with one token
 			wg.Go(func() {
-				err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+				err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
 				switch {
 				case err == nil:
 					ok.Add(1)
-				case errors.Is(err, deliver.ErrLeaseLost):
+				case errors.Is(err, driver.ErrLeaseLost):
 					lost.Add(1)
 				default:
 					t.Error(err)
@@ -392,7 +392,7 @@ func TestSweepRemovesFinishedSends(t *testing.T) {
 	}
 	for _, j := range claim(t, q, t0, 10) {
 		if j.Envelope.Tag == "done" {
-			if err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); err != nil {
+			if err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -437,12 +437,12 @@ func TestNotify(t *testing.T) {
 	// (the Enqueue below) and wakes again when it comes due. Two seconds
 	// leave room for a slow machine to reach that wake-up before the retry
 	// is due, which would leave nothing to wait for.
-	jobs, err := other.Claim(context.Background(), deliver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 100})
+	jobs, err := other.Claim(context.Background(), driver.ClaimOpts{Now: time.Now(), Lease: time.Minute, Limit: 100})
 	if err != nil || len(jobs) == 0 {
 		t.Fatalf("claim: %d, %v", len(jobs), err)
 	}
 	for _, j := range jobs {
-		if err := other.Finish(context.Background(), j.Ref(), deliver.Outcome{RetryAt: time.Now().Add(2 * time.Second), Attempts: 1}); err != nil {
+		if err := other.Finish(context.Background(), j.Ref(), driver.Outcome{RetryAt: time.Now().Add(2 * time.Second), Attempts: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -478,13 +478,13 @@ func TestContextErrorsPassThrough(t *testing.T) {
 	q := newQueue(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1}); !errors.Is(err, context.Canceled) {
+	if _, err := q.Claim(ctx, driver.ClaimOpts{Now: t0, Lease: time.Minute, Limit: 1}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Claim with a cancelled context: %v", err)
 	}
 	if err := q.Enqueue(ctx, env("c", "https://b.example/inbox")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Enqueue with a cancelled context: %v", err)
 	}
-	if _, err := q.Drop(context.Background(), deliver.DropFilter{}); !errors.Is(err, deliver.ErrEmptyDropFilter) {
+	if _, err := q.Drop(context.Background(), driver.DropFilter{}); !errors.Is(err, driver.ErrEmptyDropFilter) {
 		t.Fatalf("Drop(empty): %v", err)
 	}
 }

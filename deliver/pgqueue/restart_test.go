@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/internal/pgtest"
 	"github.com/fedkit/fedkit/internal/testserver"
@@ -41,15 +42,15 @@ const (
 type outstanding struct {
 	*pgqueue.Queue
 	mu     sync.Mutex
-	claims map[deliver.JobRef]bool
+	claims map[driver.JobRef]bool
 }
 
-func (q *outstanding) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*deliver.Job, error) {
+func (q *outstanding) Claim(ctx context.Context, o driver.ClaimOpts) ([]*driver.Job, error) {
 	jobs, err := q.Queue.Claim(ctx, o)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.claims == nil {
-		q.claims = map[deliver.JobRef]bool{}
+		q.claims = map[driver.JobRef]bool{}
 	}
 	for _, j := range jobs {
 		q.claims[j.Ref()] = true
@@ -57,9 +58,9 @@ func (q *outstanding) Claim(ctx context.Context, o deliver.ClaimOpts) ([]*delive
 	return jobs, err
 }
 
-func (q *outstanding) Finish(ctx context.Context, ref deliver.JobRef, o deliver.Outcome) error {
+func (q *outstanding) Finish(ctx context.Context, ref driver.JobRef, o driver.Outcome) error {
 	err := q.Queue.Finish(ctx, ref, o)
-	if err == nil || errors.Is(err, deliver.ErrLeaseLost) {
+	if err == nil || errors.Is(err, driver.ErrLeaseLost) {
 		q.mu.Lock()
 		delete(q.claims, ref)
 		q.mu.Unlock()
@@ -114,7 +115,7 @@ func (l *logCount) count(prefix string) int {
 // delivery is sent twice only if it was in flight at a kill; without it,
 // commits the crash forgot add duplicates, counted here. Through each
 // outage the Deliverer keeps running, backing off with one error line per
-// outage; Send, Status and Depth fail with deliver.ErrQueueUnavailable
+// outage; Send, Status and Depth fail with driver.ErrQueueUnavailable
 // while the server is away and answer once it is back.
 func TestPostgresRestartMidFanout(t *testing.T) {
 	srv := pgtest.Server(t)
@@ -172,14 +173,14 @@ func restartMidFanout(t *testing.T, srv *testserver.Server, durable bool) {
 		time.Sleep(100 * time.Millisecond)
 		inFlight += q.inFlight()
 		err := d.Send(context.Background(), keyID, activityJSON(fmt.Sprintf("during-%d", i)), inboxes[:1])
-		if !errors.Is(err, deliver.ErrQueueUnavailable) {
-			t.Fatalf("Send with the server down: %v, want deliver.ErrQueueUnavailable", err)
+		if !errors.Is(err, driver.ErrQueueUnavailable) {
+			t.Fatalf("Send with the server down: %v, want driver.ErrQueueUnavailable", err)
 		}
-		if _, err := q.Status(context.Background(), "fanout"); !errors.Is(err, deliver.ErrQueueUnavailable) {
-			t.Fatalf("Status with the server down: %v, want deliver.ErrQueueUnavailable", err)
+		if _, err := q.Status(context.Background(), "fanout"); !errors.Is(err, driver.ErrQueueUnavailable) {
+			t.Fatalf("Status with the server down: %v, want driver.ErrQueueUnavailable", err)
 		}
-		if _, err := q.Depth(context.Background()); !errors.Is(err, deliver.ErrQueueUnavailable) {
-			t.Fatalf("Depth with the server down: %v, want deliver.ErrQueueUnavailable", err)
+		if _, err := q.Depth(context.Background()); !errors.Is(err, driver.ErrQueueUnavailable) {
+			t.Fatalf("Depth with the server down: %v, want driver.ErrQueueUnavailable", err)
 		}
 		time.Sleep(time.Second) // an outage long enough for several claims to fail
 		// The jump comes before the restart: a lease taken after it is on
@@ -306,7 +307,7 @@ func TestNotifyRelistensAfterRestart(t *testing.T) {
 	case <-wakes:
 	default:
 	}
-	err = other.Enqueue(context.Background(), &deliver.Envelope{KeyID: keyID, Body: activityJSON("after"),
+	err = other.Enqueue(context.Background(), &driver.Envelope{KeyID: keyID, Body: activityJSON("after"),
 		Inboxes: []string{"https://b.example/inbox"}, EnqueuedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/redisavailability"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
@@ -21,14 +21,14 @@ func TestCluster(t *testing.T) {
 	_, c, prefix := redistest.Cluster(t)
 	var n atomic.Int64 // the suite's subtests run in parallel
 	t.Run("conformance", func(t *testing.T) {
-		delivertest.TestAvailabilityStore(t, func(t *testing.T) deliver.AvailabilityStore {
+		drivertest.TestAvailabilityStore(t, func(t testing.TB) driver.AvailabilityStore {
 			return redisavailability.New(c, &redisavailability.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 		})
 	})
 	t.Run("one slot", func(t *testing.T) {
 		ctx := context.Background()
 		s := redisavailability.New(c, &redisavailability.Config{KeyPrefix: prefix + "slot:"})
-		rule := deliver.AvailabilityRule{Days: 1}
+		rule := driver.AvailabilityRule{Days: 1}
 		now := time.Date(2031, 7, 1, 12, 0, 0, 0, time.UTC)
 		for i := range 20 {
 			if _, _, err := s.Failure(ctx, fmt.Sprintf("h%d.example", i), now, rule); err != nil {

@@ -1,4 +1,4 @@
-// Package redisavailability is a deliver.AvailabilityStore in Redis,
+// Package redisavailability is a driver.AvailabilityStore in Redis,
 // shared by every process using the same Redis and KeyPrefix.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}) // the caller's
@@ -26,7 +26,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Defaults.
@@ -55,9 +55,9 @@ type Config struct {
 // ErrRedis wraps every error from Redis.
 var ErrRedis = errors.New("redisavailability: redis failed")
 
-var _ deliver.AvailabilityStore = (*Store)(nil)
+var _ driver.AvailabilityStore = (*Store)(nil)
 
-// Store is a deliver.AvailabilityStore in Redis, safe for concurrent use.
+// Store is a driver.AvailabilityStore in Redis, safe for concurrent use.
 type Store struct {
 	c   redis.UniversalClient
 	cfg Config
@@ -122,8 +122,8 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return false`)
 
-// Failure implements deliver.AvailabilityStore.
-func (s *Store) Failure(ctx context.Context, host string, now time.Time, rule deliver.AvailabilityRule) (time.Time, bool, error) {
+// Failure implements driver.AvailabilityStore.
+func (s *Store) Failure(ctx context.Context, host string, now time.Time, rule driver.AvailabilityRule) (time.Time, bool, error) {
 	days := max(rule.Days, 1)
 	res, err := failure.Run(ctx, s.c, []string{s.hostKey(host), s.indexKey()},
 		now.Unix()/86400, now.UnixMilli(), days, host, s.cfg.FailingTTL.Milliseconds(), s.cfg.UnavailableTTL.Milliseconds()).Result()
@@ -145,7 +145,7 @@ func parseMillis(str string) (time.Time, bool, error) {
 	return time.UnixMilli(ms).UTC(), true, nil
 }
 
-// SeenAlive implements deliver.AvailabilityStore: one round trip.
+// SeenAlive implements driver.AvailabilityStore: one round trip.
 func (s *Store) SeenAlive(ctx context.Context, host string) error {
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.hostKey(host))
@@ -155,7 +155,7 @@ func (s *Store) SeenAlive(ctx context.Context, host string) error {
 	return wrap(err)
 }
 
-// Unavailable implements deliver.AvailabilityStore: one HGET.
+// Unavailable implements driver.AvailabilityStore: one HGET.
 func (s *Store) Unavailable(ctx context.Context, host string) (time.Time, bool, error) {
 	str, err := s.c.HGet(ctx, s.hostKey(host), "since").Result()
 	if errors.Is(err, redis.Nil) {
@@ -167,14 +167,14 @@ func (s *Store) Unavailable(ctx context.Context, host string) (time.Time, bool, 
 	return parseMillis(str)
 }
 
-// ListUnavailable implements deliver.AvailabilityStore. Members whose
+// ListUnavailable implements driver.AvailabilityStore. Members whose
 // hash has expired are dropped from the index as they are found.
-func (s *Store) ListUnavailable(ctx context.Context) ([]deliver.UnavailableHost, error) {
+func (s *Store) ListUnavailable(ctx context.Context) ([]driver.UnavailableHost, error) {
 	zs, err := s.c.ZRangeWithScores(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
 		return nil, wrap(err)
 	}
-	out := make([]deliver.UnavailableHost, 0, len(zs))
+	out := make([]driver.UnavailableHost, 0, len(zs))
 	for _, z := range zs {
 		host, _ := z.Member.(string)
 		since, down, err := s.Unavailable(ctx, host)
@@ -185,7 +185,7 @@ func (s *Store) ListUnavailable(ctx context.Context) ([]deliver.UnavailableHost,
 			s.c.ZRem(ctx, s.indexKey(), host)
 			continue
 		}
-		out = append(out, deliver.UnavailableHost{Host: host, Since: since})
+		out = append(out, driver.UnavailableHost{Host: host, Since: since})
 	}
 	return out, nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/redisavailability"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	delivertest.TestAvailabilityStore(t, func(t *testing.T) deliver.AvailabilityStore {
+	drivertest.TestAvailabilityStore(t, func(t testing.TB) driver.AvailabilityStore {
 		c, prefix := redistest.Client(t)
 		return redisavailability.New(c, &redisavailability.Config{KeyPrefix: prefix})
 	})
@@ -29,7 +29,7 @@ func TestAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
 	a := redisavailability.New(c, &redisavailability.Config{KeyPrefix: prefix, FailingTTL: time.Hour})
 	b := redisavailability.New(c, &redisavailability.Config{KeyPrefix: prefix, FailingTTL: time.Hour})
-	rule := deliver.AvailabilityRule{Days: 2}
+	rule := driver.AvailabilityRule{Days: 2}
 	t0 := time.Date(2031, 7, 1, 12, 0, 0, 0, time.UTC)
 	if _, down, err := a.Failure(ctx, "h.example", t0, rule); err != nil || down {
 		t.Fatal(down, err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
@@ -26,7 +26,7 @@ func TestCluster(t *testing.T) {
 	}
 	var n atomic.Int64 // the suite's subtests run in parallel
 	t.Run("conformance", func(t *testing.T) {
-		delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
+		drivertest.TestBreakerStore(t, func(t testing.TB) driver.BreakerStore {
 			return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 		})
 	})
@@ -67,7 +67,7 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(ls) != 61 || ls[0].Name != "h0.example" || ls[len(ls)-1].Name != "https://c.example/inbox" ||
-			ls[len(ls)-1].Color(now) != redisbreaker.Red {
+			ls[len(ls)-1].Color(now) != driver.LightRed {
 			t.Fatalf("Lights on the cluster: %d lights (first %+v), want 61 with c.example's inbox red", len(ls), ls[0])
 		}
 		if err := redistest.DeletePrefix(ctx, c, prefix); err != nil {

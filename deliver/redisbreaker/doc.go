@@ -8,7 +8,7 @@
 // behind a prefix of your own; admission, failure counting and the
 // one-probe-at-a-time rule each run as one Lua script. Light and Lights
 // read the stored state back for display (a status page, an admin
-// command), with stoplight's colours.
+// command) as driver.BreakerLight, whose Color names it as stoplight does.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	defer rdb.Close()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 )
 
@@ -66,18 +67,9 @@ func ExampleStore_Light() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if l.Color(time.Now()) != redisbreaker.Green {
+	if l.Color(time.Now()) != driver.LightGreen {
 		fmt.Println("held until", l.OpenUntil)
 	}
-}
-
-// Colours follow stoplight's: red while cooling off, then yellow while
-// one probe at a time is let through.
-func ExampleLight_Color() {
-	t0 := time.Unix(1_700_000_000, 0)
-	l := redisbreaker.Light{Name: "b.example", OpenUntil: t0.Add(time.Minute)}
-	fmt.Println(redisbreaker.Light{Name: "c.example"}.Color(t0), l.Color(t0), l.Color(t0.Add(time.Minute)))
-	// Output: green red yellow
 }
 
 // A worker of your own asks the shared breaker before each delivery and
@@ -87,7 +79,7 @@ func ExampleStore_Admit() {
 	defer rdb.Close()
 	s := redisbreaker.New(rdb, nil)
 	ctx := context.Background()
-	rule := deliver.BreakerRule{Threshold: 10, CoolOff: time.Minute}
+	rule := driver.BreakerRule{Threshold: 10, CoolOff: time.Minute}
 	adm, err := s.Admit(ctx, "b.example", time.Now(), rule)
 	if err != nil {
 		log.Fatal(err)

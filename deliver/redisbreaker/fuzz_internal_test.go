@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Fuzz targets for what the display side reads back from Redis, where any
@@ -34,7 +36,7 @@ func FuzzParseLight(f *testing.F) {
 			}
 		}
 		switch c := l.Color(time.UnixMilli(1_700_000_030_000)); c {
-		case Green, Red, Yellow:
+		case driver.LightGreen, driver.LightRed, driver.LightYellow:
 		default:
 			t.Fatalf("colour %q", c)
 		}

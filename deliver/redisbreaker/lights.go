@@ -10,61 +10,19 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-// Color is a light's state, named as the stoplight gem names it.
-type Color string
-
-// The colours of a light.
-const (
-	// Green is closed: deliveries go.
-	Green Color = "green"
-	// Red is open: deliveries are held until Light.OpenUntil.
-	Red Color = "red"
-	// Yellow is open past its cool-off: one delivery at a time goes as a
-	// probe, the rest are held.
-	Yellow Color = "yellow"
-)
-
-// Light is one light's state as stored, read for display: a status page,
-// an admin command. Deliveries never read it; Admit and Record decide in
-// Redis.
-type Light struct {
-	// Name is the light: a host or an inbox URL.
-	Name string
-	// Failures counts failures in a row while closed; it restarts at zero
-	// when the light opens.
-	Failures int
-	// LastFailure is when the last failure was recorded; zero if never.
-	LastFailure time.Time
-	// OpenUntil is when the cool-off ends (stoplight's
-	// recovery_scheduled_after); zero while the light is closed.
-	OpenUntil time.Time
-	// ProbeStarted is when the probe now out, or the last one lost, was
-	// admitted (stoplight's recovery_started_at); zero if none since the
-	// light last opened.
-	ProbeStarted time.Time
-}
-
-// Color returns the light's colour at now. The store keeps no clock of its
-// own, so the caller says when.
-func (l Light) Color(now time.Time) Color {
-	switch {
-	case l.OpenUntil.IsZero():
-		return Green
-	case now.Before(l.OpenUntil):
-		return Red
-	default:
-		return Yellow
-	}
-}
-
-// Light returns one light's state; a light with nothing stored is green
-// with no failures.
-func (s *Store) Light(ctx context.Context, name string) (Light, error) {
+// Light returns one light's state as stored, read for display: a status
+// page, an admin command. Deliveries never read it; Admit and Record
+// decide in Redis. A light with nothing stored is green with no failures.
+// The fields map to stoplight's: OpenUntil is recovery_scheduled_after,
+// ProbeStarted recovery_started_at.
+func (s *Store) Light(ctx context.Context, name string) (driver.BreakerLight, error) {
 	h, err := s.c.HGetAll(ctx, s.Key(name)).Result()
 	if err != nil {
-		return Light{}, mapError("light", err)
+		return driver.BreakerLight{}, mapError("light", err)
 	}
 	return parseLight(name, h), nil
 }
@@ -75,9 +33,9 @@ func (s *Store) Light(ctx context.Context, name string) (Light, error) {
 // the key space under KeyPrefix (every master of a cluster, every shard of
 // a ring), so it costs time in proportion to the keys in Redis: for a
 // status page, not for each delivery.
-func (s *Store) Lights(ctx context.Context) ([]Light, error) {
+func (s *Store) Lights(ctx context.Context) ([]driver.BreakerLight, error) {
 	var mu sync.Mutex
-	var out []Light
+	var out []driver.BreakerLight
 	scan := func(ctx context.Context, c redis.UniversalClient) error {
 		ls, err := s.scan(ctx, c)
 		mu.Lock()
@@ -97,16 +55,16 @@ func (s *Store) Lights(ctx context.Context) ([]Light, error) {
 	if err != nil {
 		return nil, mapError("lights", err)
 	}
-	slices.SortFunc(out, func(a, b Light) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b driver.BreakerLight) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // scan reads the lights on one node, a page of keys at a time, each page's
 // hashes in one pipelined round trip.
-func (s *Store) scan(ctx context.Context, c redis.UniversalClient) ([]Light, error) {
+func (s *Store) scan(ctx context.Context, c redis.UniversalClient) ([]driver.BreakerLight, error) {
 	base := s.cfg.KeyPrefix + keySpace
 	match := globEscape(base) + "*"
-	var out []Light
+	var out []driver.BreakerLight
 	var cursor uint64
 	for {
 		keys, next, err := c.Scan(ctx, cursor, match, 500).Result()
@@ -140,7 +98,7 @@ func (s *Store) scan(ctx context.Context, c redis.UniversalClient) ([]Light, err
 // parseLight reads a light's hash as the scripts write it. Any client of
 // the server can write there too: a field that is not what the scripts
 // write (a positive count or millisecond time) reads as absent.
-func parseLight(name string, h map[string]string) Light {
+func parseLight(name string, h map[string]string) driver.BreakerLight {
 	ms := func(field string) time.Time {
 		n, err := strconv.ParseInt(h[field], 10, 64)
 		if err != nil || n <= 0 {
@@ -152,7 +110,7 @@ func parseLight(name string, h map[string]string) Light {
 	if err != nil || failures < 0 {
 		failures = 0
 	}
-	return Light{Name: name, Failures: failures, LastFailure: ms("last_failure_at"),
+	return driver.BreakerLight{Name: name, Failures: failures, LastFailure: ms("last_failure_at"),
 		OpenUntil: ms("recovery_scheduled_after"), ProbeStarted: ms("recovery_started_at")}
 }
 

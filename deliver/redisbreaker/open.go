@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-var _ deliver.BreakerCounter = (*Store)(nil)
+var _ driver.BreakerCounter = (*Store)(nil)
 
-// OpenBreakers implements deliver.BreakerCounter: the lights open or
+// OpenBreakers implements driver.BreakerCounter: the lights open or
 // probing (red or yellow at now), for the deliverer's breakers-open gauge.
 // It reads Lights, so it SCANs the key space at each metric collection.
 func (s *Store) OpenBreakers(ctx context.Context, now time.Time) (int, error) {
@@ -19,7 +19,7 @@ func (s *Store) OpenBreakers(ctx context.Context, now time.Time) (int, error) {
 	}
 	n := 0
 	for _, l := range lights {
-		if c := l.Color(now); c == Red || c == Yellow {
+		if c := l.Color(now); c == driver.LightRed || c == driver.LightYellow {
 			n++
 		}
 	}

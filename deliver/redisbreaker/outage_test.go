@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
@@ -106,7 +107,7 @@ func TestRedisRestartFailsOpen(t *testing.T) {
 	deliver("up.example", 2)
 	state(threshold+2, 6, 4, "Redis back: the open light holds again")
 	l, err := store.Light(context.Background(), fmt.Sprintf("down.example:%d", port)) // lights are per host
-	if err != nil || l.Color(now) != redisbreaker.Red {
+	if err != nil || l.Color(now) != driver.LightRed {
 		t.Fatalf("light after the restart: %+v, %v; want red", l, err)
 	}
 	if l.Failures != 0 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // Defaults for Config.
@@ -39,7 +39,7 @@ type Config struct {
 // failing from a decision.
 var ErrRedis = errors.New("redisbreaker: redis failed")
 
-// Store is a deliver.BreakerStore in Redis, shared by every process using
+// Store is a driver.BreakerStore in Redis, shared by every process using
 // the same Redis and KeyPrefix. Each light is one hash, at
 // KeyPrefix + "stoplight:v5:metadata:" + light, the key under which the
 // stoplight gem's Redis data store keeps a light's state; the fields are
@@ -52,7 +52,7 @@ type Store struct {
 	cfg Config
 }
 
-var _ deliver.BreakerStore = (*Store)(nil)
+var _ driver.BreakerStore = (*Store)(nil)
 
 // New returns a Store using c, which the caller owns and closes. It does
 // not connect. A nil cfg means defaults.
@@ -131,25 +131,25 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return 2
 `)
 
-// Admit implements deliver.BreakerStore.
-func (s *Store) Admit(ctx context.Context, light string, now time.Time, rule deliver.BreakerRule) (deliver.Admission, error) {
+// Admit implements driver.BreakerStore.
+func (s *Store) Admit(ctx context.Context, light string, now time.Time, rule driver.BreakerRule) (driver.Admission, error) {
 	res, err := admitScript.Run(ctx, s.c, []string{s.Key(light)},
 		now.UnixMilli(), rule.CoolOff.Milliseconds(), s.cfg.TTL.Milliseconds()).Int64Slice()
 	if err != nil {
-		return deliver.Admission{}, mapError("admit", err)
+		return driver.Admission{}, mapError("admit", err)
 	}
 	if len(res) != 3 {
-		return deliver.Admission{}, fmt.Errorf("%w: admit: unexpected reply %v", ErrRedis, res)
+		return driver.Admission{}, fmt.Errorf("%w: admit: unexpected reply %v", ErrRedis, res)
 	}
-	a := deliver.Admission{Allow: res[0] == 1, Probe: res[1] == 1}
+	a := driver.Admission{Allow: res[0] == 1, Probe: res[1] == 1}
 	if !a.Allow {
 		a.Until = time.UnixMilli(res[2]).In(now.Location())
 	}
 	return a, nil
 }
 
-// Record implements deliver.BreakerStore.
-func (s *Store) Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule deliver.BreakerRule) error {
+// Record implements driver.BreakerStore.
+func (s *Store) Record(ctx context.Context, light string, probe, ok bool, now time.Time, rule driver.BreakerRule) error {
 	err := recordScript.Run(ctx, s.c, []string{s.Key(light)},
 		now.UnixMilli(), flag(probe), flag(ok), rule.Threshold, rule.CoolOff.Milliseconds(),
 		s.cfg.TTL.Milliseconds()).Err()

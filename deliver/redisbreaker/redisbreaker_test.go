@@ -9,20 +9,20 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
+	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/deliver/driver/drivertest"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/internal/redistest"
 )
 
 func TestBreakerStore(t *testing.T) {
-	delivertest.TestBreakerStore(t, func(t *testing.T) deliver.BreakerStore {
+	drivertest.TestBreakerStore(t, func(t testing.TB) driver.BreakerStore {
 		c, prefix := redistest.Client(t)
 		return redisbreaker.New(c, &redisbreaker.Config{KeyPrefix: prefix})
 	})
 }
 
-var rule = deliver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
+var rule = driver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
 
 func open(t *testing.T, s *redisbreaker.Store, light string, now time.Time) {
 	t.Helper()
@@ -160,7 +160,7 @@ func TestStaleProbeIgnored(t *testing.T) {
 	if err := s.Record(ctx, "b.example", true, false, replaced.Add(time.Second), rule); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := s.Light(ctx, "b.example"); err != nil || l != (redisbreaker.Light{Name: "b.example"}) {
+	if l, err := s.Light(ctx, "b.example"); err != nil || l != (driver.BreakerLight{Name: "b.example"}) {
 		t.Fatalf("after the lost probe's late failure: %+v, %v; want closed with nothing stored", l, err)
 	}
 }
@@ -177,7 +177,7 @@ func TestFailureCountingAcrossClients(t *testing.T) {
 	}
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	r := deliver.BreakerRule{Threshold: 40, CoolOff: time.Minute}
+	r := driver.BreakerRule{Threshold: 40, CoolOff: time.Minute}
 	var wg sync.WaitGroup
 	for i := range 39 {
 		wg.Go(func() {
@@ -188,13 +188,13 @@ func TestFailureCountingAcrossClients(t *testing.T) {
 	}
 	wg.Wait()
 	l, err := stores[0].Light(ctx, "b.example")
-	if err != nil || l.Failures != 39 || l.Color(now) != redisbreaker.Green {
+	if err != nil || l.Failures != 39 || l.Color(now) != driver.LightGreen {
 		t.Fatalf("after 39 concurrent failures: %+v, %v; want 39 counted, still green", l, err)
 	}
 	if err := stores[1].Record(ctx, "b.example", false, false, now, r); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := stores[0].Light(ctx, "b.example"); err != nil || l.Color(now) != redisbreaker.Red {
+	if l, err := stores[0].Light(ctx, "b.example"); err != nil || l.Color(now) != driver.LightRed {
 		t.Fatalf("after the 40th: %+v, %v; want red", l, err)
 	}
 }

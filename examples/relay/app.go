@@ -20,6 +20,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/directory"
@@ -44,7 +45,7 @@ type app struct {
 	httpc     *client.Client
 	fetcher   *fetch.Fetcher
 	store     store.Store
-	queue     deliver.Queue
+	queue     driver.Queue
 	depth     func(context.Context) (relay.QueueDepth, error)
 	breakers  relay.BreakerLights // the deliverer's own breaker store, read back
 	brkName   string              // "memory" or "redis", for the status page
@@ -56,7 +57,7 @@ type app struct {
 	dirState  directory.StateStore // nil without Redis (and without a scheduler)
 	token     string
 	tel       *telemetry
-	avail     deliver.AvailabilityStore // Redis, Postgres or memory: availability.go
+	avail     driver.AvailabilityStore // Redis, Postgres or memory: availability.go
 	availName string
 	schemes   sig.LearnedSchemeStore // Redis, Postgres or memory: schemes.go
 }
@@ -169,7 +170,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 			return nil, err
 		}
 		mq := &deliver.MemoryQueue{}
-		a.store, a.queue, a.depth = fs, mq, laneDepth("memory", func(context.Context) (map[deliver.Lane]int, error) { return mq.Depth(), nil })
+		a.store, a.queue, a.depth = fs, mq, laneDepth("memory", func(context.Context) (map[driver.Lane]int, error) { return mq.Depth(), nil })
 	}
 
 	dcfg := deliver.DefaultConfig()
@@ -182,7 +183,7 @@ func openApp(ctx context.Context, cfg *config.Config, e *env, createKey bool) (a
 		}
 		rs := redisbreaker.New(a.rdb, &redisbreaker.Config{KeyPrefix: cfg.RedisPrefix + "breaker:"})
 		dcfg.Breaker.Store = rs
-		a.breakers, a.brkName = redisLights{rs}, "redis"
+		a.breakers, a.brkName = rs, "redis"
 		if a.dirState, err = redisstate.New(a.rdb, &redisstate.Config{KeyPrefix: cfg.RedisPrefix + "directory:"}); err != nil {
 			return nil, err
 		}
@@ -280,30 +281,14 @@ func (staticKeys) Gone(context.Context, string) (bool, error) { return false, ni
 
 // laneDepth reads a queue's per-lane depth (pgqueue's across every process
 // sharing it, the in-memory queue's in this process) for the status page.
-func laneDepth(backend string, depth func(context.Context) (map[deliver.Lane]int, error)) func(context.Context) (relay.QueueDepth, error) {
+func laneDepth(backend string, depth func(context.Context) (map[driver.Lane]int, error)) func(context.Context) (relay.QueueDepth, error) {
 	return func(ctx context.Context) (relay.QueueDepth, error) {
 		m, err := depth(ctx)
 		if err != nil {
 			return relay.QueueDepth{}, err
 		}
-		return relay.QueueDepth{Backend: backend, Priority: m[deliver.LanePriority], Normal: m[deliver.LaneNormal], Low: m[deliver.LaneLow]}, nil
+		return relay.QueueDepth{Backend: backend, Priority: m[driver.LanePriority], Normal: m[driver.LaneNormal], Low: m[driver.LaneLow]}, nil
 	}
-}
-
-// redisLights reads redisbreaker's lights as the relay's BreakerLights: the
-// two Light types share their fields, so each converts.
-type redisLights struct{ s *redisbreaker.Store }
-
-func (r redisLights) Lights(ctx context.Context) ([]deliver.BreakerLight, error) {
-	ls, err := r.s.Lights(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]deliver.BreakerLight, len(ls))
-	for i, l := range ls {
-		out[i] = deliver.BreakerLight(l)
-	}
-	return out, nil
 }
 
 // statusSource feeds the status page the queue and Directory sections.

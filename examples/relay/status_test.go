@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/redisbreaker"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 	"github.com/fedkit/fedkit/internal/redistest"
@@ -29,9 +30,9 @@ const elsewhere = "elsewhere.example"
 
 // openLight records failures for light in store until it opens, as a
 // deliverer with a threshold of 3 and an hour's cool-off would.
-func openLight(t *testing.T, store deliver.BreakerStore, light string) {
+func openLight(t *testing.T, store driver.BreakerStore, light string) {
 	t.Helper()
-	rule := deliver.BreakerRule{Threshold: 3, CoolOff: time.Hour}
+	rule := driver.BreakerRule{Threshold: 3, CoolOff: time.Hour}
 	for range rule.Threshold {
 		if err := store.Record(context.Background(), light, false, false, time.Now(), rule); err != nil {
 			t.Fatal(err)
@@ -271,14 +272,14 @@ func TestMemoryDepth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	send([]string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Lane: deliver.LanePriority})
+	send([]string{"https://a.example/inbox"}, deliver.Batch{Tag: relay.TagAccept, Lane: driver.LanePriority})
 	send([]string{"https://a.example/inbox", "https://b.example/inbox"}, deliver.Batch{Tag: relay.TagRelay})
-	send([]string{"https://c.example/inbox"}, deliver.Batch{Tag: "backfill", Lane: deliver.LaneLow})
+	send([]string{"https://c.example/inbox"}, deliver.Batch{Tag: "backfill", Lane: driver.LaneLow})
 	got, err := r.app.depth(ctx)
 	if want := (relay.QueueDepth{Backend: "memory", Priority: 1, Normal: 2, Low: 1}); err != nil || got != want {
 		t.Fatalf("depth = %+v, %v; want %+v", got, err, want)
 	}
-	if _, err := d.Drop(ctx, deliver.DropFilter{Tag: relay.TagRelay}); err != nil {
+	if _, err := d.Drop(ctx, driver.DropFilter{Tag: relay.TagRelay}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := r.app.depth(ctx); got.Normal != 0 || got.Priority != 1 || got.Low != 1 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/config"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/internal/pgtest"
@@ -36,7 +37,7 @@ func testSubscribersUnavailable(t *testing.T, backends string) {
 		t.Fatal(err)
 	}
 	defer seed.close()
-	rule := deliver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
+	rule := driver.AvailabilityRule{Days: deliver.AvailabilityDaysDefault}
 	now := time.Now()
 	fail := func(host string, first time.Time) {
 		for d := range rule.Days {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 )
 
@@ -17,13 +17,13 @@ const RemovalAfterDefault = 30 * 24 * time.Hour
 // Availability is the deliverer's availability store, as the relay uses
 // it: read for the status page, and told of every server whose signed
 // activity arrives, so a host marked unavailable gets deliveries again.
-// Every deliver.AvailabilityStore is one.
+// Every driver.AvailabilityStore is one.
 type Availability interface {
-	ListUnavailable(ctx context.Context) ([]deliver.UnavailableHost, error)
+	ListUnavailable(ctx context.Context) ([]driver.UnavailableHost, error)
 	SeenAlive(ctx context.Context, host string) error
 }
 
-var _ Availability = deliver.AvailabilityStore(nil)
+var _ Availability = driver.AvailabilityStore(nil)
 
 // UnavailableRow is a host deliveries are skipped for, on the status page.
 type UnavailableRow struct {
@@ -45,7 +45,7 @@ func InboxHost(s store.Subscriber) string {
 
 // RemovalCandidates returns the subscribers whose inbox's host has been
 // unavailable for at least after at now.
-func RemovalCandidates(subs []store.Subscriber, down []deliver.UnavailableHost, now time.Time, after time.Duration) []store.Subscriber {
+func RemovalCandidates(subs []store.Subscriber, down []driver.UnavailableHost, now time.Time, after time.Duration) []store.Subscriber {
 	since := make(map[string]time.Time, len(down))
 	for _, u := range down {
 		since[u.Host] = u.Since

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // The status page lists the availability store's unavailable hosts with
@@ -18,7 +19,7 @@ func TestAvailabilityOnStatusAndInbox(t *testing.T) {
 	// relative to it; the store judges by the times it is given only.
 	now := time.Now()
 	av := deliver.NewMemoryAvailabilityStore(0)
-	rule := deliver.AvailabilityRule{Days: 2}
+	rule := driver.AvailabilityRule{Days: 2}
 	for _, h := range []string{"a.example", "b.example"} {
 		for d := range 2 {
 			if _, _, err := av.Failure(context.Background(), h, now.Add(time.Duration(d-3)*24*time.Hour), rule); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/relay"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/fetch"
@@ -56,6 +57,6 @@ func ExampleSkipUnsubscribed() {
 	defer os.RemoveAll(dir)
 	subs, _ := store.OpenFile(filepath.Join(dir, "subscribers.json"))
 	skip := relay.SkipUnsubscribed(subs, time.Second)
-	fmt.Println(skip(context.Background(), "https://gone.example/inbox", &deliver.Envelope{Tag: relay.TagRelay}))
+	fmt.Println(skip(context.Background(), "https://gone.example/inbox", &driver.Envelope{Tag: relay.TagRelay}))
 	// Output: true
 }

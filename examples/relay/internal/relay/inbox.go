@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/sig"
 )
@@ -281,7 +282,7 @@ func (r *Relay) sendToSubscriber(ctx context.Context, sub store.Subscriber, acti
 	if err != nil {
 		return err
 	}
-	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Lane: deliver.LanePriority})
+	return r.cfg.Sender.SendBatch(ctx, r.keyID, b, []string{sub.Inbox}, deliver.Batch{Tag: TagAccept, Lane: driver.LanePriority})
 }
 
 // serverSubscription returns the actor, other than sender, through which
@@ -496,13 +497,13 @@ func dedupe(in []string) []string {
 // no longer belongs to an active subscriber is dropped when it comes due.
 // The set of active inboxes is reread at most every refresh, so the check
 // costs a map lookup per delivery rather than a store read.
-func SkipUnsubscribed(st store.Store, refresh time.Duration) func(ctx context.Context, inbox string, e *deliver.Envelope) bool {
+func SkipUnsubscribed(st store.Store, refresh time.Duration) func(ctx context.Context, inbox string, e *driver.Envelope) bool {
 	var (
 		mu      sync.Mutex
 		inboxes map[string]bool
 		read    time.Time
 	)
-	return func(ctx context.Context, inbox string, e *deliver.Envelope) bool {
+	return func(ctx context.Context, inbox string, e *driver.Envelope) bool {
 		if e.Tag != TagRelay {
 			return false
 		}

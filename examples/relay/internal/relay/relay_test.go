@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/sig"
 )
@@ -154,7 +154,7 @@ func TestFollow(t *testing.T) {
 				}
 				_ = json.Unmarshal(s.Body, &acc)
 				if acc.Type != "Accept" || acc.Actor != base+"/actor" || acc.Object.ID != sub.FollowID || acc.Object.Actor != p.actor ||
-					s.KeyID != base+"/actor#main-key" || !slices.Equal(s.Inboxes, []string{sub.Inbox}) || s.Batch.Lane != deliver.LanePriority {
+					s.KeyID != base+"/actor#main-key" || !slices.Equal(s.Inboxes, []string{sub.Inbox}) || s.Batch.Lane != driver.LanePriority {
 					t.Fatalf("accept = %+v %s", s, s.Body)
 				}
 			}
@@ -364,14 +364,14 @@ func TestSkipUnsubscribed(t *testing.T) {
 	f.subscribe("a", Public)
 	skip := SkipUnsubscribed(f.store, 0)
 	ctx := context.Background()
-	relayed := &deliver.Envelope{Tag: TagRelay}
+	relayed := &driver.Envelope{Tag: TagRelay}
 	if skip(ctx, "https://a.example/inbox", relayed) {
 		t.Error("skipped an active subscriber")
 	}
 	if !skip(ctx, "https://gone.example/inbox", relayed) {
 		t.Error("delivered to a non-subscriber")
 	}
-	if skip(ctx, "https://gone.example/inbox", &deliver.Envelope{Tag: TagAccept}) {
+	if skip(ctx, "https://gone.example/inbox", &driver.Envelope{Tag: TagAccept}) {
 		t.Error("skipped an Accept/Reject")
 	}
 }

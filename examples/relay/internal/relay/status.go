@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/redisbreaker"
+	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 )
 
@@ -49,7 +49,7 @@ type StatusSource interface {
 // redisbreaker.Store is one; MemoryLights reads a
 // *deliver.MemoryBreakerStore.
 type BreakerLights interface {
-	Lights(ctx context.Context) ([]deliver.BreakerLight, error)
+	Lights(ctx context.Context) ([]driver.BreakerLight, error)
 }
 
 // MemoryLights reads a *deliver.MemoryBreakerStore, which cannot fail, as
@@ -57,7 +57,7 @@ type BreakerLights interface {
 type MemoryLights struct{ Store *deliver.MemoryBreakerStore }
 
 // Lights implements BreakerLights.
-func (m MemoryLights) Lights(context.Context) ([]deliver.BreakerLight, error) {
+func (m MemoryLights) Lights(context.Context) ([]driver.BreakerLight, error) {
 	return m.Store.Lights(), nil
 }
 
@@ -77,13 +77,13 @@ type BreakerRow struct {
 	ProbeStarted time.Time `json:"probe_started,omitzero"`
 }
 
-// breakerState names a light's state at now; redisbreaker's Color is the one
+// breakerState names a light's state at now; BreakerLight.Color is the one
 // definition of it, for both stores.
-func breakerState(l deliver.BreakerLight, now time.Time) string {
-	switch redisbreaker.Light(l).Color(now) {
-	case redisbreaker.Red:
+func breakerState(l driver.BreakerLight, now time.Time) string {
+	switch l.Color(now) {
+	case driver.LightRed:
 		return BreakerOpen
-	case redisbreaker.Yellow:
+	case driver.LightYellow:
 		return BreakerProbing
 	default:
 		return BreakerClosed

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 type failingLights struct{}
 
-func (failingLights) Lights(context.Context) ([]deliver.BreakerLight, error) {
+func (failingLights) Lights(context.Context) ([]driver.BreakerLight, error) {
 	return nil, errors.New("redis down")
 }
 
@@ -19,7 +20,7 @@ func (failingLights) Lights(context.Context) ([]deliver.BreakerLight, error) {
 // the report's clock, open first, then probing, then closed with failures.
 func TestReportBreakers(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	rule := deliver.BreakerRule{Threshold: 2, CoolOff: time.Minute}
+	rule := driver.BreakerRule{Threshold: 2, CoolOff: time.Minute}
 	mb := &deliver.MemoryBreakerStore{}
 	record := func(light string, at time.Time, n int) {
 		for range n {

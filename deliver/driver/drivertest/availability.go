@@ -1,4 +1,4 @@
-package delivertest
+package drivertest
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
 // TestAvailabilityStore runs the conformance suite every
-// deliver.AvailabilityStore must pass: a host becomes unavailable on the
+// driver.AvailabilityStore must pass: a host becomes unavailable on the
 // rule's Days-th distinct failure day (UTC, by the caller's clock), not
 // before and not on more failures within one day; SeenAlive clears it;
 // ListUnavailable lists unavailable hosts only, oldest first; concurrent
@@ -19,10 +19,10 @@ import (
 // once. It runs with caller clocks in 2019 and 2031, years from the
 // server's: a store must judge by the caller's time only. newStore returns
 // an empty store for each subtest.
-func TestAvailabilityStore(t *testing.T, newStore func(t *testing.T) deliver.AvailabilityStore) {
+func TestAvailabilityStore(t testing.TB, newStore func(t testing.TB) driver.AvailabilityStore) {
 	t.Helper()
 	ctx := context.Background()
-	rule := deliver.AvailabilityRule{Days: 3}
+	rule := driver.AvailabilityRule{Days: 3}
 	day := 24 * time.Hour
 	for _, tc := range []struct {
 		name string
@@ -31,7 +31,7 @@ func TestAvailabilityStore(t *testing.T, newStore func(t *testing.T) deliver.Ava
 		{"2019", time.Date(2019, 3, 1, 23, 30, 0, 0, time.UTC)},
 		{"2031", time.Date(2031, 7, 1, 0, 15, 0, 0, time.UTC)},
 	} {
-		t.Run("DistinctDays"+tc.name, func(t *testing.T) {
+		run(t, "DistinctDays"+tc.name, false, func(t testing.TB) {
 			s := newStore(t)
 			fail := func(at time.Time) (time.Time, bool) {
 				t.Helper()
@@ -80,7 +80,7 @@ func TestAvailabilityStore(t *testing.T, newStore func(t *testing.T) deliver.Ava
 			}
 		})
 	}
-	t.Run("SuccessBetweenResets", func(t *testing.T) {
+	run(t, "SuccessBetweenResets", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
 		for i := range 2 {
@@ -95,7 +95,7 @@ func TestAvailabilityStore(t *testing.T, newStore func(t *testing.T) deliver.Ava
 			t.Fatal("a success between did not reset the days")
 		}
 	})
-	t.Run("List", func(t *testing.T) {
+	run(t, "List", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2019, 1, 1, 12, 0, 0, 0, time.UTC)
 		for i, h := range []string{"b.example", "a.example", "c.example"} {
@@ -122,7 +122,7 @@ func TestAvailabilityStore(t *testing.T, newStore func(t *testing.T) deliver.Ava
 			}
 		}
 	})
-	t.Run("ConcurrentSameDay", func(t *testing.T) {
+	run(t, "ConcurrentSameDay", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
 		for d := range rule.Days - 1 {

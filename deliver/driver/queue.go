@@ -1,4 +1,4 @@
-package deliver
+package driver
 
 import (
 	"context"
@@ -127,7 +127,8 @@ const (
 	ResultFailed
 	// ResultGaveUp means attempts ran out or the batch deadline passed.
 	ResultGaveUp
-	// ResultSkipped means SkipIf said not to send it.
+	// ResultSkipped means it was not sent: the Deliverer's SkipIf said so,
+	// or its host was unavailable.
 	ResultSkipped
 )
 
@@ -190,7 +191,7 @@ func (f DropFilter) IsZero() bool { return f == DropFilter{} }
 
 // Queue stores deliveries durably for a Deliverer. Implementations must be
 // safe for concurrent use, also by several processes sharing one store, and
-// must pass delivertest.TestQueue.
+// must pass drivertest.TestQueue.
 type Queue interface {
 	// Enqueue stores e and one job per inbox, due at e.EnqueuedAt.
 	Enqueue(ctx context.Context, e *Envelope) error
@@ -215,11 +216,22 @@ type Queue interface {
 
 // Notifier is implemented by a Queue that can tell when work is enqueued by
 // another process or comes due, such as a Postgres queue using LISTEN and
-// NOTIFY. Run uses it, when the Queue has it, besides its PollInterval.
+// NOTIFY. The Deliverer's Run uses it, when the Queue has it, besides its
+// PollInterval.
 type Notifier interface {
 	// Notify calls wake whenever work may be claimable, until ctx ends; it
 	// returns nil then.
 	Notify(ctx context.Context, wake func()) error
+}
+
+// DepthCounter is implemented by a Queue that can count its jobs per lane,
+// for the fedkit.deliver.queue.depth gauge the Deliverer reports while Run
+// runs.
+type DepthCounter interface {
+	// Depth returns how many jobs wait in each lane, due, scheduled for a
+	// retry or claimed (as BatchStatus counts Pending), with every lane in
+	// the map.
+	Depth(ctx context.Context) (map[Lane]int, error)
 }
 
 var (
@@ -227,7 +239,14 @@ var (
 	// the job's current one (its lease lapsed and it was claimed again, or
 	// it was dropped).
 	ErrLeaseLost = errors.New("deliver: lease lost")
-	// ErrEmptyDropFilter is returned by Queue.Drop for a filter that would
-	// select every job.
+	// ErrEmptyDropFilter is returned by Queue.Drop, and so by the
+	// Deliverer's Drop, for a filter that would select every job.
 	ErrEmptyDropFilter = errors.New("deliver: empty drop filter")
+	// ErrQueueUnavailable is matched, with errors.Is, by the error of a
+	// Queue whose store cannot be reached for now: the database is down,
+	// restarting or refusing connections. Nothing was stored; the call may
+	// be retried once the store is back. The Deliverer's Send and
+	// SendBatch return it as the Queue gave it, so an application can
+	// answer "try again" rather than fail the request.
+	ErrQueueUnavailable = errors.New("deliver: queue unavailable")
 )

@@ -1,4 +1,4 @@
-package delivertest
+package drivertest
 
 import (
 	"context"
@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-// TestBreakerStore runs the conformance suite every deliver.BreakerStore must
+// TestBreakerStore runs the conformance suite every driver.BreakerStore must
 // pass: the rules documented on the interface. newStore returns an empty store
 // for each subtest; it may be called from parallel subtests.
-func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerStore) {
+func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerStore) {
 	t.Helper()
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
-	rule := deliver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
+	rule := driver.BreakerRule{Threshold: 3, CoolOff: time.Minute}
 	ctx := context.Background()
 	const light = "b.example"
 
-	admit := func(t *testing.T, s deliver.BreakerStore, light string, now time.Time) deliver.Admission {
+	admit := func(t testing.TB, s driver.BreakerStore, light string, now time.Time) driver.Admission {
 		t.Helper()
 		a, err := s.Admit(ctx, light, now, rule)
 		if err != nil {
@@ -28,13 +28,13 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 		return a
 	}
-	record := func(t *testing.T, s deliver.BreakerStore, light string, probe, ok bool, now time.Time) {
+	record := func(t testing.TB, s driver.BreakerStore, light string, probe, ok bool, now time.Time) {
 		t.Helper()
 		if err := s.Record(ctx, light, probe, ok, now, rule); err != nil {
 			t.Fatalf("Record: %v", err)
 		}
 	}
-	fail := func(t *testing.T, s deliver.BreakerStore, light string, n int, now time.Time) {
+	fail := func(t testing.TB, s driver.BreakerStore, light string, n int, now time.Time) {
 		t.Helper()
 		for range n {
 			if a := admit(t, s, light, now); !a.Allow || a.Probe {
@@ -43,21 +43,19 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 			record(t, s, light, false, false, now)
 		}
 	}
-	open := func(t *testing.T, s deliver.BreakerStore, now time.Time) {
+	open := func(t testing.TB, s driver.BreakerStore, now time.Time) {
 		t.Helper()
 		fail(t, s, light, rule.Threshold, now)
 	}
 
-	t.Run("ClosedAdmits", func(t *testing.T) {
-		t.Parallel()
+	run(t, "ClosedAdmits", true, func(t testing.TB) {
 		s := newStore(t)
 		if a := admit(t, s, light, t0); !a.Allow || a.Probe {
 			t.Fatalf("fresh light: %+v, want allowed, not a probe", a)
 		}
 	})
 
-	t.Run("OpensAfterThresholdFailuresInARow", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OpensAfterThresholdFailuresInARow", true, func(t testing.TB) {
 		s := newStore(t)
 		fail(t, s, light, rule.Threshold-1, t0)
 		if a := admit(t, s, light, t0); !a.Allow {
@@ -70,8 +68,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("SuccessResetsCount", func(t *testing.T) {
-		t.Parallel()
+	run(t, "SuccessResetsCount", true, func(t testing.TB) {
 		s := newStore(t)
 		fail(t, s, light, rule.Threshold-1, t0)
 		admit(t, s, light, t0)
@@ -82,8 +79,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("HeldUntilCoolOffThenProbe", func(t *testing.T) {
-		t.Parallel()
+	run(t, "HeldUntilCoolOffThenProbe", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		if a := admit(t, s, light, t0.Add(rule.CoolOff-time.Millisecond)); a.Allow {
@@ -94,8 +90,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("OneProbeAtATime", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OneProbeAtATime", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -108,8 +103,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("ConcurrentAdmitsYieldOneProbe", func(t *testing.T) {
-		t.Parallel()
+	run(t, "ConcurrentAdmitsYieldOneProbe", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -136,8 +130,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("ProbeSuccessCloses", func(t *testing.T) {
-		t.Parallel()
+	run(t, "ProbeSuccessCloses", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -154,8 +147,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("ProbeFailureReopens", func(t *testing.T) {
-		t.Parallel()
+	run(t, "ProbeFailureReopens", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff + 5*time.Second)
@@ -170,8 +162,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("LostProbeReplacedAfterCoolOff", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LostProbeReplacedAfterCoolOff", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -184,8 +175,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 	// A probe lost past its time is replaced; the replacement succeeds and
 	// closes the light; then the lost one reports a failure. The destination
 	// was just proven healthy, so the late outcome changes nothing.
-	t.Run("StaleProbeIgnoredWhenClosed", func(t *testing.T) {
-		t.Parallel()
+	run(t, "StaleProbeIgnoredWhenClosed", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		lost := t0.Add(rule.CoolOff)
@@ -208,8 +198,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("NonProbeOutcomesIgnoredWhileOpen", func(t *testing.T) {
-		t.Parallel()
+	run(t, "NonProbeOutcomesIgnoredWhileOpen", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		record(t, s, light, false, true, t0.Add(time.Second)) // a late success from before it opened
@@ -222,8 +211,7 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 		}
 	})
 
-	t.Run("LightsIndependent", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LightsIndependent", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		if a := admit(t, s, "c.example", t0); !a.Allow || a.Probe {
@@ -237,12 +225,11 @@ func TestBreakerStore(t *testing.T, newStore func(t *testing.T) deliver.BreakerS
 	// A store that counts its open lights for the breakers-open gauge
 	// counts the open and the probing, not one with failures below the
 	// threshold nor one closed again.
-	t.Run("OpenBreakersCounted", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OpenBreakersCounted", true, func(t testing.TB) {
 		s := newStore(t)
-		bc, ok := s.(deliver.BreakerCounter)
+		bc, ok := s.(driver.BreakerCounter)
 		if !ok {
-			t.Skip("the store does not implement deliver.BreakerCounter")
+			t.Skip("the store does not implement driver.BreakerCounter")
 		}
 		count := func(now time.Time) int {
 			t.Helper()

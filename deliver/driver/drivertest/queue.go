@@ -1,4 +1,4 @@
-package delivertest
+package drivertest
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/driver"
 )
 
-// TestQueue runs the conformance suite every deliver.Queue must pass.
+// TestQueue runs the conformance suite every driver.Queue must pass.
 // newQueue returns an empty queue for each subtest; it may be called from
 // parallel subtests.
-func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
+func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 	t.Helper()
 	// Whole seconds in UTC, so a backend storing timestamps at microsecond
 	// precision (Postgres) compares equal.
@@ -23,8 +23,8 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 	lease := 5 * time.Minute
 	ctx := context.Background()
 
-	env := func(tag string, inboxes ...string) *deliver.Envelope {
-		return &deliver.Envelope{
+	env := func(tag string, inboxes ...string) *driver.Envelope {
+		return &driver.Envelope{
 			KeyID:      "https://a.example/users/alice#main-key",
 			ActivityID: "https://a.example/activities/" + tag,
 			ActorID:    "https://a.example/users/alice",
@@ -34,34 +34,34 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 			Tag:        tag,
 		}
 	}
-	claim := func(t *testing.T, q deliver.Queue, now time.Time, limit int) []*deliver.Job {
+	claim := func(t testing.TB, q driver.Queue, now time.Time, limit int) []*driver.Job {
 		t.Helper()
-		jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: now, Lease: lease, Limit: limit})
+		jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: now, Lease: lease, Limit: limit})
 		if err != nil {
 			t.Fatalf("Claim: %v", err)
 		}
 		return jobs
 	}
-	enqueue := func(t *testing.T, q deliver.Queue, e *deliver.Envelope) {
+	enqueue := func(t testing.TB, q driver.Queue, e *driver.Envelope) {
 		t.Helper()
 		if err := q.Enqueue(ctx, e); err != nil {
 			t.Fatalf("Enqueue: %v", err)
 		}
 	}
-	finish := func(t *testing.T, q deliver.Queue, j *deliver.Job, o deliver.Outcome) {
+	finish := func(t testing.TB, q driver.Queue, j *driver.Job, o driver.Outcome) {
 		t.Helper()
 		if err := q.Finish(ctx, j.Ref(), o); err != nil {
 			t.Fatalf("Finish(%d): %v", j.ID, err)
 		}
 	}
-	inboxesOf := func(jobs []*deliver.Job) []string {
+	inboxesOf := func(jobs []*driver.Job) []string {
 		var s []string
 		for _, j := range jobs {
 			s = append(s, j.Inbox)
 		}
 		return s
 	}
-	status := func(t *testing.T, q deliver.Queue, tag string) deliver.BatchStatus {
+	status := func(t testing.TB, q driver.Queue, tag string) driver.BatchStatus {
 		t.Helper()
 		s, err := q.Status(ctx, tag)
 		if err != nil {
@@ -70,8 +70,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		return s
 	}
 
-	t.Run("FanOutOneJobPerInbox", func(t *testing.T) {
-		t.Parallel()
+	run(t, "FanOutOneJobPerInbox", true, func(t testing.TB) {
 		q := newQueue(t)
 		e := env("fan", "https://b.example/inbox", "https://c.example/inbox", "https://d.example/inbox")
 		e.Deadline = t0.Add(time.Hour)
@@ -95,7 +94,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 			g := j.Envelope
 			if g.KeyID != e.KeyID || g.ActivityID != e.ActivityID || g.ActorID != e.ActorID ||
 				string(g.Body) != string(e.Body) || g.Tag != e.Tag || !g.Deadline.Equal(e.Deadline) ||
-				g.MaxAttempts != 3 || g.Lane != deliver.LaneNormal || g.OrderingKey != "obj" ||
+				g.MaxAttempts != 3 || g.Lane != driver.LaneNormal || g.OrderingKey != "obj" ||
 				!g.SynchronizeCollection || g.TraceParent != e.TraceParent {
 				t.Errorf("envelope did not round-trip: got %+v", g)
 			}
@@ -111,8 +110,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("NotDueNotClaimed", func(t *testing.T) {
-		t.Parallel()
+	run(t, "NotDueNotClaimed", true, func(t testing.TB) {
 		q := newQueue(t)
 		e := env("due", "https://b.example/inbox")
 		e.EnqueuedAt = t0.Add(time.Minute)
@@ -125,8 +123,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("LimitRespected", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LimitRespected", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lim", "https://b.example/1", "https://b.example/2", "https://b.example/3"))
 		if jobs := claim(t, q, t0, 2); len(jobs) != 2 {
@@ -137,8 +134,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("DueOrderThenEnqueueOrder", func(t *testing.T) {
-		t.Parallel()
+	run(t, "DueOrderThenEnqueueOrder", true, func(t testing.TB) {
 		q := newQueue(t)
 		late := env("late", "https://b.example/late")
 		late.EnqueuedAt = t0.Add(-time.Second)
@@ -157,16 +153,15 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("Lanes", func(t *testing.T) {
-		t.Parallel()
+	run(t, "Lanes", true, func(t testing.TB) {
 		q := newQueue(t)
 		low := env("low", "https://b.example/low")
-		low.Lane = deliver.LaneLow
+		low.Lane = driver.LaneLow
 		low.EnqueuedAt = t0.Add(-time.Hour) // due longest, still last
 		normal := env("normal", "https://b.example/normal")
 		normal.EnqueuedAt = t0.Add(-time.Minute)
 		prio := env("prio", "https://b.example/prio")
-		prio.Lane = deliver.LanePriority
+		prio.Lane = driver.LanePriority
 		enqueue(t, q, low)
 		enqueue(t, q, normal)
 		enqueue(t, q, prio)
@@ -181,11 +176,10 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("LowLaneOnlyWhenNothingElseDue", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LowLaneOnlyWhenNothingElseDue", true, func(t testing.TB) {
 		q := newQueue(t)
 		low := env("low", "https://b.example/low")
-		low.Lane = deliver.LaneLow
+		low.Lane = driver.LaneLow
 		normal := env("normal", "https://b.example/normal")
 		normal.EnqueuedAt = t0.Add(time.Minute) // not yet due
 		enqueue(t, q, low)
@@ -196,8 +190,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("LeaseHoldsThenLapses", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LeaseHoldsThenLapses", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lease", "https://b.example/inbox"))
 		first := claim(t, q, t0, 10)
@@ -214,35 +207,33 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		if second[0].Token == first[0].Token {
 			t.Fatalf("reclaim kept fencing token %d", first[0].Token)
 		}
-		err := q.Finish(ctx, first[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
-		if !errors.Is(err, deliver.ErrLeaseLost) {
+		err := q.Finish(ctx, first[0].Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
+		if !errors.Is(err, driver.ErrLeaseLost) {
 			t.Fatalf("Finish with stale token: %v, want ErrLeaseLost", err)
 		}
-		finish(t, q, second[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		finish(t, q, second[0], driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
 		if s := status(t, q, "lease"); s.Pending != 0 || s.Delivered != 1 {
 			t.Fatalf("status %+v, want 1 delivered", s)
 		}
 	})
 
-	t.Run("FinishTwiceLosesLease", func(t *testing.T) {
-		t.Parallel()
+	run(t, "FinishTwiceLosesLease", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("twice", "https://b.example/inbox"))
 		j := claim(t, q, t0, 1)[0]
-		finish(t, q, j, deliver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 1})
-		err := q.Finish(ctx, j.Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 2})
-		if !errors.Is(err, deliver.ErrLeaseLost) {
+		finish(t, q, j, driver.Outcome{RetryAt: t0.Add(time.Minute), Attempts: 1})
+		err := q.Finish(ctx, j.Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 2})
+		if !errors.Is(err, driver.ErrLeaseLost) {
 			t.Fatalf("second Finish of one claim: %v, want ErrLeaseLost", err)
 		}
 	})
 
-	t.Run("RetryAt", func(t *testing.T) {
-		t.Parallel()
+	run(t, "RetryAt", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("retry", "https://b.example/inbox"))
 		j := claim(t, q, t0, 1)[0]
 		at := t0.Add(30 * time.Second)
-		finish(t, q, j, deliver.Outcome{Result: deliver.ResultPending, RetryAt: at, Attempts: 1})
+		finish(t, q, j, driver.Outcome{Result: driver.ResultPending, RetryAt: at, Attempts: 1})
 		if jobs := claim(t, q, at.Add(-time.Second), 10); len(jobs) != 0 {
 			t.Fatalf("retried job claimed before RetryAt")
 		}
@@ -255,32 +246,30 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("SettleCountsEachResult", func(t *testing.T) {
-		t.Parallel()
+	run(t, "SettleCountsEachResult", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("settle", "https://b.example/1", "https://b.example/2", "https://b.example/3", "https://b.example/4", "https://b.example/5"))
 		jobs := claim(t, q, t0, 10)
 		if len(jobs) != 5 {
 			t.Fatalf("claimed %d, want 5", len(jobs))
 		}
-		results := []deliver.Result{deliver.ResultDelivered, deliver.ResultDelivered, deliver.ResultFailed, deliver.ResultGaveUp, deliver.ResultSkipped}
+		results := []driver.Result{driver.ResultDelivered, driver.ResultDelivered, driver.ResultFailed, driver.ResultGaveUp, driver.ResultSkipped}
 		for i, j := range jobs {
-			finish(t, q, j, deliver.Outcome{Result: results[i], Attempts: 1})
+			finish(t, q, j, driver.Outcome{Result: results[i], Attempts: 1})
 		}
-		want := deliver.BatchStatus{Delivered: 2, Failed: 1, GaveUp: 1, Skipped: 1}
+		want := driver.BatchStatus{Delivered: 2, Failed: 1, GaveUp: 1, Skipped: 1}
 		if s := status(t, q, "settle"); s != want {
 			t.Fatalf("status %+v, want %+v", s, want)
 		}
 		if jobs := claim(t, q, t0.Add(24*time.Hour), 10); len(jobs) != 0 {
 			t.Fatalf("settled jobs claimed again")
 		}
-		if s := status(t, q, "no-such-tag"); s != (deliver.BatchStatus{}) {
+		if s := status(t, q, "no-such-tag"); s != (driver.BatchStatus{}) {
 			t.Fatalf("unknown tag status %+v, want zero", s)
 		}
 	})
 
-	t.Run("OrderingKeyHoldsSuccessor", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OrderingKeyHoldsSuccessor", true, func(t testing.TB) {
 		q := newQueue(t)
 		create := env("create", "https://b.example/inbox", "https://c.example/inbox")
 		create.OrderingKey = "https://a.example/notes/1"
@@ -297,7 +286,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		if len(jobs) != 2 {
 			t.Fatalf("claimed %d, want both Creates", len(jobs))
 		}
-		var toB, toC *deliver.Job
+		var toB, toC *driver.Job
 		for _, j := range jobs {
 			if j.Inbox == "https://b.example/inbox" {
 				toB = j
@@ -307,26 +296,25 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 		// The Create to b is retried later; its Delete must still wait, even
 		// though the Delete is due sooner.
-		finish(t, q, toB, deliver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1})
-		finish(t, q, toC, deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		finish(t, q, toB, driver.Outcome{RetryAt: t0.Add(time.Hour), Attempts: 1})
+		finish(t, q, toC, driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
 		got := claim(t, q, t0.Add(time.Minute), 10)
 		if len(got) != 1 || got[0].Envelope.Tag != "delete" || got[0].Inbox != "https://c.example/inbox" {
 			t.Fatalf("claimed %v, want only the Delete to c", describe(got))
 		}
-		finish(t, q, got[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		finish(t, q, got[0], driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
 		got = claim(t, q, t0.Add(time.Hour), 10)
 		if len(got) != 1 || got[0].Envelope.Tag != "create" {
 			t.Fatalf("claimed %v, want the retried Create to b", describe(got))
 		}
-		finish(t, q, got[0], deliver.Outcome{Result: deliver.ResultGaveUp, Attempts: 2})
+		finish(t, q, got[0], driver.Outcome{Result: driver.ResultGaveUp, Attempts: 2})
 		got = claim(t, q, t0.Add(time.Hour), 10)
 		if len(got) != 1 || got[0].Envelope.Tag != "delete" || got[0].Inbox != "https://b.example/inbox" {
 			t.Fatalf("claimed %v, want the Delete to b once its Create gave up", describe(got))
 		}
 	})
 
-	t.Run("OrderingKeysIndependent", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OrderingKeysIndependent", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("a", "https://b.example/inbox")
 		a.OrderingKey = "k1"
@@ -341,8 +329,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("OrderingSurvivesLeaseLapse", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OrderingSurvivesLeaseLapse", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("first", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -360,8 +347,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 	// The predecessor is claimed, not waiting for a retry: a backend whose
 	// ordering check looks only at unclaimed predecessors would hand out the
 	// successor while the predecessor is being delivered.
-	t.Run("OrderingHoldsWhileClaimed", func(t *testing.T) {
-		t.Parallel()
+	run(t, "OrderingHoldsWhileClaimed", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("create", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -379,7 +365,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		if got := claim(t, q, t0.Add(lease-time.Second), 10); len(got) != 0 {
 			t.Fatalf("claimed %v late in the Create's lease", describe(got))
 		}
-		finish(t, q, first[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
+		finish(t, q, first[0], driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
 		got := claim(t, q, t0, 10)
 		if len(got) != 1 || got[0].Envelope.Tag != "delete" {
 			t.Fatalf("claimed %v once the Create was delivered, want the Delete", describe(got))
@@ -389,8 +375,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 	// A worker that stalled past its lease reports a retry after another
 	// claimed the job: the retry must be refused like a settlement, or it
 	// would release the new claim and reschedule a job being delivered.
-	t.Run("LateRetryFenced", func(t *testing.T) {
-		t.Parallel()
+	run(t, "LateRetryFenced", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lateretry", "https://b.example/inbox"))
 		stale := claim(t, q, t0, 1)
@@ -401,8 +386,8 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		if len(fresh) != 1 || fresh[0].ID != stale[0].ID || fresh[0].Token == stale[0].Token {
 			t.Fatalf("re-claim after the lapse: %v, want job %d with a new token", fresh, stale[0].ID)
 		}
-		err := q.Finish(ctx, stale[0].Ref(), deliver.Outcome{Result: deliver.ResultPending, RetryAt: t0.Add(lease + time.Second), Attempts: 1})
-		if !errors.Is(err, deliver.ErrLeaseLost) {
+		err := q.Finish(ctx, stale[0].Ref(), driver.Outcome{Result: driver.ResultPending, RetryAt: t0.Add(lease + time.Second), Attempts: 1})
+		if !errors.Is(err, driver.ErrLeaseLost) {
 			t.Fatalf("retry with the stale token: %v, want ErrLeaseLost", err)
 		}
 		// Still leased to the new claim: not claimable at the stale retry's
@@ -413,43 +398,42 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		if got := claim(t, q, t0.Add(2*lease-time.Second), 10); len(got) != 0 {
 			t.Fatalf("claimed %v within the new lease", describe(got))
 		}
-		finish(t, q, fresh[0], deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1})
-		if s := status(t, q, "lateretry"); s != (deliver.BatchStatus{Delivered: 1}) {
+		finish(t, q, fresh[0], driver.Outcome{Result: driver.ResultDelivered, Attempts: 1})
+		if s := status(t, q, "lateretry"); s != (driver.BatchStatus{Delivered: 1}) {
 			t.Fatalf("status %+v, want 1 delivered", s)
 		}
 	})
 
-	t.Run("DropByActivityActorTag", func(t *testing.T) {
-		t.Parallel()
+	run(t, "DropByActivityActorTag", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("dropa", "https://b.example/1", "https://b.example/2")
 		b := env("dropb", "https://b.example/1")
 		b.ActorID = "https://a.example/users/bob"
 		c := env("dropc", "https://b.example/1")
 		c.ActorID = "https://a.example/users/carol"
-		for _, e := range []*deliver.Envelope{a, b, c} {
+		for _, e := range []*driver.Envelope{a, b, c} {
 			enqueue(t, q, e)
 		}
-		if _, err := q.Drop(ctx, deliver.DropFilter{}); !errors.Is(err, deliver.ErrEmptyDropFilter) {
+		if _, err := q.Drop(ctx, driver.DropFilter{}); !errors.Is(err, driver.ErrEmptyDropFilter) {
 			t.Fatalf("Drop(empty): %v, want ErrEmptyDropFilter", err)
 		}
 		claimed := claim(t, q, t0, 1) // a claimed job is dropped too
-		n, err := q.Drop(ctx, deliver.DropFilter{ActivityID: a.ActivityID})
+		n, err := q.Drop(ctx, driver.DropFilter{ActivityID: a.ActivityID})
 		if err != nil || n != 2 {
 			t.Fatalf("Drop(activity) = %d, %v; want 2", n, err)
 		}
-		if err := q.Finish(ctx, claimed[0].Ref(), deliver.Outcome{Result: deliver.ResultDelivered, Attempts: 1}); !errors.Is(err, deliver.ErrLeaseLost) {
+		if err := q.Finish(ctx, claimed[0].Ref(), driver.Outcome{Result: driver.ResultDelivered, Attempts: 1}); !errors.Is(err, driver.ErrLeaseLost) {
 			t.Fatalf("Finish of a dropped job: %v, want ErrLeaseLost", err)
 		}
-		n, err = q.Drop(ctx, deliver.DropFilter{ActorID: b.ActorID})
+		n, err = q.Drop(ctx, driver.DropFilter{ActorID: b.ActorID})
 		if err != nil || n != 1 {
 			t.Fatalf("Drop(actor) = %d, %v; want 1", n, err)
 		}
-		n, err = q.Drop(ctx, deliver.DropFilter{Tag: "dropc", ActorID: "https://a.example/users/nobody"})
+		n, err = q.Drop(ctx, driver.DropFilter{Tag: "dropc", ActorID: "https://a.example/users/nobody"})
 		if err != nil || n != 0 {
 			t.Fatalf("Drop(tag, other actor) = %d, %v; want 0", n, err)
 		}
-		n, err = q.Drop(ctx, deliver.DropFilter{Tag: "dropc"})
+		n, err = q.Drop(ctx, driver.DropFilter{Tag: "dropc"})
 		if err != nil || n != 1 {
 			t.Fatalf("Drop(tag) = %d, %v; want 1", n, err)
 		}
@@ -461,8 +445,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("DropLetsSuccessorThrough", func(t *testing.T) {
-		t.Parallel()
+	run(t, "DropLetsSuccessorThrough", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("create", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -470,7 +453,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		b.OrderingKey = "k"
 		enqueue(t, q, a)
 		enqueue(t, q, b)
-		if _, err := q.Drop(ctx, deliver.DropFilter{Tag: "create"}); err != nil {
+		if _, err := q.Drop(ctx, driver.DropFilter{Tag: "create"}); err != nil {
 			t.Fatal(err)
 		}
 		got := claim(t, q, t0, 10)
@@ -479,8 +462,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		}
 	})
 
-	t.Run("ConcurrentClaimsNeverShareAJob", func(t *testing.T) {
-		t.Parallel()
+	run(t, "ConcurrentClaimsNeverShareAJob", true, func(t testing.TB) {
 		q := newQueue(t)
 		var inboxes []string
 		for i := range 60 {
@@ -493,7 +475,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 		for range 6 {
 			wg.Go(func() {
 				for {
-					jobs, err := q.Claim(ctx, deliver.ClaimOpts{Now: t0, Lease: lease, Limit: 4})
+					jobs, err := q.Claim(ctx, driver.ClaimOpts{Now: t0, Lease: lease, Limit: 4})
 					if err != nil {
 						t.Errorf("Claim: %v", err)
 						return
@@ -521,7 +503,7 @@ func TestQueue(t *testing.T, newQueue func(t *testing.T) deliver.Queue) {
 	})
 }
 
-func describe(jobs []*deliver.Job) []string {
+func describe(jobs []*driver.Job) []string {
 	var s []string
 	for _, j := range jobs {
 		s = append(s, j.Envelope.Tag+"->"+j.Inbox)
