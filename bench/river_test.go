@@ -10,9 +10,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
+	"github.com/fedkit/fedkit/internal/fanoutbench"
 	"github.com/fedkit/fedkit/internal/pgtest"
 )
 
@@ -103,7 +103,7 @@ func benchVsRiver(b *testing.B, conc int, durable bool) {
 		if err := q.Enqueue(ctx, e); err != nil {
 			b.Fatal(err)
 		}
-		if n, err := delivertest.WorkLikeRun(ctx, q, conc); err != nil || n != jobCount {
+		if n, err := fanoutbench.WorkLikeRun(ctx, q, conc); err != nil || n != jobCount {
 			b.Fatalf("pgqueue worked %d jobs: %v", n, err)
 		}
 		ours += time.Since(start)

@@ -4,44 +4,44 @@ import (
 	"testing"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/fanoutbench"
 )
 
 // BenchmarkFanout sends one activity to 10,000 inboxes on 100 loopback hosts
 // that answer 202 at once, signed with RSA-2048, through a MemoryQueue.
-// delivertest.BenchmarkFanout says what each metric means; sign_bound_ratio
+// fanoutbench.BenchmarkFanout says what each metric means; sign_bound_ratio
 // is deliveries/s over raw rsa.SignPKCS1v15 signs/s on as many goroutines as
 // cores, measured right before and right after each fan-out.
 func BenchmarkFanout(b *testing.B) {
-	delivertest.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
+	fanoutbench.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
 }
 
 // BenchmarkFanoutField sends one activity, signed with RSA-2048, through a
 // MemoryQueue over a simulated fediverse (internal/fedsim), in each of
-// delivertest.FieldScenarios: 10,000 inboxes on 500 hosts at 100 ms, all
+// fanoutbench.FieldScenarios: 10,000 inboxes on 500 hosts at 100 ms, all
 // healthy or with 5% tarpits, 2% slow (3 s) and 1% flaky hosts; all
 // healthy at 300 ms; 100,000 inboxes on 5,000 hosts at 300 ms with the sick
 // shares. field_ratio is the ideal time over the measured one for the
-// healthy hosts' deliveries (delivertest.BenchmarkFanoutField). The
+// healthy hosts' deliveries (fanoutbench.BenchmarkFanoutField). The
 // simulation runs in this process on loopback, so peak_heap_MiB counts the
 // simulated servers' side of the connections too.
 func BenchmarkFanoutField(b *testing.B) {
-	for _, sc := range delivertest.FieldScenarios() {
+	for _, sc := range fanoutbench.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+			fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
 		})
 	}
 }
 
 // BenchmarkFanoutFieldChild is BenchmarkFanoutField with the simulation in
 // a child process: peak_heap_MiB is then the Deliverer's alone (field_ratio
-// reads lower: see delivertest.FieldOpts.ChildSim).
+// reads lower: see fanoutbench.FieldOpts.ChildSim).
 func BenchmarkFanoutFieldChild(b *testing.B) {
-	for _, sc := range delivertest.FieldScenarios() {
+	for _, sc := range fanoutbench.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
-				&delivertest.FieldOpts{ChildSim: true})
+			fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
+				&fanoutbench.FieldOpts{ChildSim: true})
 		})
 	}
 }

@@ -10,14 +10,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/fanoutbench"
 )
 
 // withSDK installs, for one benchmark, the OpenTelemetry SDK as the global
 // providers, a span per attempt kept by an in-memory exporter (sampled
 // always, exported synchronously) and metrics read by a manual reader: the
-// cost of telemetry that records everything. The delivertest benchmarks
+// cost of telemetry that records everything. The fanoutbench benchmarks
 // build their Deliverer with a nil Config, which reads the globals.
 func withSDK(b *testing.B) {
 	exp := tracetest.NewInMemoryExporter()
@@ -38,16 +38,16 @@ func withSDK(b *testing.B) {
 // and metric (withSDK).
 func BenchmarkFanoutSDK(b *testing.B) {
 	withSDK(b)
-	delivertest.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
+	fanoutbench.BenchmarkFanout(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, nil)
 }
 
 // BenchmarkFanoutFieldSDK is BenchmarkFanoutField with the SDK recording
 // every span and metric (withSDK).
 func BenchmarkFanoutFieldSDK(b *testing.B) {
 	withSDK(b)
-	for _, sc := range delivertest.FieldScenarios() {
+	for _, sc := range fanoutbench.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
+			fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc, nil)
 		})
 	}
 }

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/driver"
 	"github.com/fedkit/fedkit/deliver/pgqueue"
+	"github.com/fedkit/fedkit/internal/fanoutbench"
 )
 
 // BenchmarkPGQueueFanout is deliver's BenchmarkFanout on pgqueue: one
 // activity to 10,000 inboxes on 100 loopback hosts answering 202 at once,
 // signed with RSA-2048, with the same metrics (see
-// delivertest.BenchmarkFanout). memqueue_ratio is the delivery rate over the
+// fanoutbench.BenchmarkFanout). memqueue_ratio is the delivery rate over the
 // same send's through a MemoryQueue in the same iteration.
 func BenchmarkPGQueueFanout(b *testing.B) {
-	delivertest.BenchmarkFanout(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) },
-		&delivertest.FanoutOpts{
+	fanoutbench.BenchmarkFanout(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) },
+		&fanoutbench.FanoutOpts{
 			Compare:       func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} },
 			CompareMetric: "memqueue_ratio",
 		})
@@ -56,7 +56,7 @@ func benchThroughput(b *testing.B, conc int) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		if n, err := delivertest.WorkLikeRun(ctx, q, conc); err != nil || n != jobs {
+		if n, err := fanoutbench.WorkLikeRun(ctx, q, conc); err != nil || n != jobs {
 			b.Fatalf("worked %d jobs, want %d: %v", n, jobs, err)
 		}
 		pgTime += time.Since(start)
@@ -67,7 +67,7 @@ func benchThroughput(b *testing.B, conc int) {
 			b.Fatal(err)
 		}
 		start = time.Now()
-		if _, err := delivertest.WorkLikeRun(ctx, mq, conc); err != nil {
+		if _, err := fanoutbench.WorkLikeRun(ctx, mq, conc); err != nil {
 			b.Fatal(err)
 		}
 		memTime += time.Since(start)
@@ -93,7 +93,7 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 	}
 	body := activityJSON("big")
 	runtime.GC()
-	stopPeak := delivertest.PeakHeap(2 * time.Millisecond)
+	stopPeak := fanoutbench.PeakHeap(2 * time.Millisecond)
 	var total time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -114,11 +114,11 @@ func BenchmarkPGQueueEnqueue100k(b *testing.B) {
 
 // BenchmarkFanoutField is deliver's BenchmarkFanoutField on pgqueue: one
 // activity over a simulated fediverse in each of
-// delivertest.FieldScenarios, with the same metrics.
+// fanoutbench.FieldScenarios, with the same metrics.
 func BenchmarkFanoutField(b *testing.B) {
-	for _, sc := range delivertest.FieldScenarios() {
+	for _, sc := range fanoutbench.FieldScenarios() {
 		b.Run(sc.Name, func(b *testing.B) {
-			delivertest.BenchmarkFanoutField(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) }, sc, nil)
+			fanoutbench.BenchmarkFanoutField(b, func(b *testing.B) driver.Queue { return newQueue(b, nil) }, sc, nil)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package delivertest
+package fanoutbench
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func BenchmarkFanout(b *testing.B, newQueue func(b *testing.B) driver.Queue, opt
 		opts = &FanoutOpts{}
 	}
 	if opts.Compare != nil && opts.CompareMetric == "" {
-		b.Fatal("delivertest: FanoutOpts.Compare needs a CompareMetric")
+		b.Fatal("fanoutbench: FanoutOpts.Compare needs a CompareMetric")
 	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

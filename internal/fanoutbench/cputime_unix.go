@@ -1,6 +1,6 @@
 //go:build unix
 
-package delivertest
+package fanoutbench
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package delivertest
+package fanoutbench
 
 import (
 	"bufio"
@@ -22,17 +22,17 @@ import (
 // peak_heap_MiB is the Deliverer's heap alone. A child, not a heap
 // estimate subtracted afterwards, because two heaps in one process share
 // one GC cycle and cannot be told apart from the outside.
-const fieldSimEnv = "FEDKIT_DELIVERTEST_FIELDSIM"
+const fieldSimEnv = "FEDKIT_FANOUTBENCH_FIELDSIM"
 
 // init serves as the child when fieldSimEnv is set. It runs before the
-// testing package parses flags, so any test binary that links delivertest
+// testing package parses flags, so any test binary that links fanoutbench
 // can be the child; the parent also passes -test.run=^$ -test.bench=^$ so
 // that a binary without it would run nothing rather than the benchmarks
 // again.
 func init() {
 	if v := os.Getenv(fieldSimEnv); v != "" {
 		if err := serveFieldSim(v, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "delivertest field simulation:", err)
+			fmt.Fprintln(os.Stderr, "fanoutbench field simulation:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -1,4 +1,4 @@
-package delivertest
+package fanoutbench
 
 import (
 	"net/http"
