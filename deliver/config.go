@@ -182,7 +182,11 @@ type Config struct {
 
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
-	// Now returns the current time. Defaults to time.Now.
+	// Now returns the current time: every time the Deliverer stores or
+	// compares, and what it hands the components it is given (a
+	// CachingSenderKeys with no Now of its own, the Queue's Notify, the
+	// breaker and availability stores on each call, the signer), so a test
+	// sets time here once. Defaults to time.Now.
 	Now func() time.Time
 }
 

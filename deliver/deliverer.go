@@ -144,6 +144,11 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 	if x.Now == nil {
 		x.Now = time.Now
 	}
+	// Components handed over take the Deliverer's clock when they have
+	// none of their own (the Queue's Notify gets it on each call).
+	if ck, ok := keys.(*CachingSenderKeys); ok {
+		ck.inheritClock(x.Now)
+	}
 	d.log = x.Logger
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)

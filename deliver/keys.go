@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,7 +31,9 @@ type CachingConfig struct {
 	TTL time.Duration
 	// MaxEntries bounds the cache. Defaults to KeyCacheMaxEntriesDefault.
 	MaxEntries int
-	// Now returns the current time. Defaults to time.Now.
+	// Now returns the current time. Defaults to the clock of the
+	// Deliverer the cache is handed to (its Config.Now), or time.Now
+	// before that.
 	Now func() time.Time
 }
 
@@ -43,6 +46,8 @@ var _ SenderKeys = (*CachingSenderKeys)(nil)
 type CachingSenderKeys struct {
 	inner SenderKeys
 	cfg   CachingConfig
+	// clock is cfg.Now, or the clock of the first Deliverer handed c.
+	clock atomic.Pointer[func() time.Time]
 
 	mu       sync.Mutex
 	entries  map[string]cachedKey
@@ -72,15 +77,28 @@ func NewCachingSenderKeys(inner SenderKeys, cfg *CachingConfig) *CachingSenderKe
 	if c.cfg.MaxEntries <= 0 {
 		c.cfg.MaxEntries = KeyCacheMaxEntriesDefault
 	}
-	if c.cfg.Now == nil {
-		c.cfg.Now = time.Now
+	if c.cfg.Now != nil {
+		c.clock.Store(&c.cfg.Now)
 	}
 	return c
 }
 
+// inheritClock gives c the clock of the Deliverer it is handed to, unless
+// its own Config set one or another Deliverer's came first.
+func (c *CachingSenderKeys) inheritClock(now func() time.Time) {
+	c.clock.CompareAndSwap(nil, &now)
+}
+
+func (c *CachingSenderKeys) now() time.Time {
+	if f := c.clock.Load(); f != nil {
+		return (*f)()
+	}
+	return time.Now()
+}
+
 // Key implements SenderKeys.
 func (c *CachingSenderKeys) Key(ctx context.Context, keyID string) (crypto.Signer, error) {
-	now := c.cfg.Now()
+	now := c.now()
 	c.mu.Lock()
 	if e, ok := c.entries[keyID]; ok && now.Before(e.expires) {
 		c.mu.Unlock()
@@ -113,7 +131,7 @@ func (c *CachingSenderKeys) load(ctx context.Context, keyID string, l *keyLoad) 
 		if len(c.entries) >= c.cfg.MaxEntries {
 			c.evict()
 		}
-		c.entries[keyID] = cachedKey{key: l.key, expires: c.cfg.Now().Add(c.cfg.TTL)}
+		c.entries[keyID] = cachedKey{key: l.key, expires: c.now().Add(c.cfg.TTL)}
 	}
 	c.mu.Unlock()
 	close(l.done)
@@ -121,7 +139,7 @@ func (c *CachingSenderKeys) load(ctx context.Context, keyID string, l *keyLoad) 
 
 // evict drops expired entries, or an arbitrary tenth when none has expired.
 func (c *CachingSenderKeys) evict() {
-	now := c.cfg.Now()
+	now := c.now()
 	for k, e := range c.entries {
 		if !now.Before(e.expires) {
 			delete(c.entries, k)

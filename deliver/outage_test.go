@@ -25,6 +25,8 @@ type downQueue struct {
 	claims atomic.Int64
 }
 
+var _ driver.Notifier = (*downQueue)(nil)
+
 var errConnRefused = fmt.Errorf("dial tcp 127.0.0.1:5432: connection refused: %w", driver.ErrQueueUnavailable)
 
 func (q *downQueue) Claim(ctx context.Context, o driver.ClaimOpts) ([]*driver.Job, error) {
@@ -42,7 +44,7 @@ func (q *downQueue) Enqueue(ctx context.Context, e *driver.Envelope) error {
 	return q.MemoryQueue.Enqueue(ctx, e)
 }
 
-func (q *downQueue) Notify(ctx context.Context, wake func()) error {
+func (q *downQueue) Notify(ctx context.Context, _ func() time.Time, wake func()) error {
 	for {
 		select {
 		case <-time.After(5 * time.Millisecond):

@@ -32,7 +32,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		defer func() { <-notified }() // after ctx ends, so Notify has returned
 		go func() {
 			defer close(notified)
-			err := n.Notify(ctx, func() {
+			err := n.Notify(ctx, d.cfg.Now, func() {
 				if out.down.Load() {
 					return // a Notifier's retries during an outage are no news
 				}

@@ -142,7 +142,9 @@ type notifyingQueue struct {
 	enqueued chan struct{}
 }
 
-func (q *notifyingQueue) Notify(ctx context.Context, wake func()) error {
+var _ driver.Notifier = (*notifyingQueue)(nil)
+
+func (q *notifyingQueue) Notify(ctx context.Context, _ func() time.Time, wake func()) error {
 	for {
 		select {
 		case <-q.enqueued:

@@ -220,8 +220,11 @@ type Queue interface {
 // PollInterval.
 type Notifier interface {
 	// Notify calls wake whenever work may be claimable, until ctx ends; it
-	// returns nil then.
-	Notify(ctx context.Context, wake func()) error
+	// returns nil then. now is the caller's clock (the Deliverer's
+	// Config.Now), the one due times are stored on: a Notifier that waits
+	// for work to come due measures the wait with it, never with a clock
+	// of its own.
+	Notify(ctx context.Context, now func() time.Time, wake func()) error
 }
 
 // DepthCounter is implemented by a Queue that can count its jobs per lane,

@@ -11,7 +11,7 @@ import (
 
 // farClocks are caller clocks years away from the database server's. Every
 // rule the queue applies compares times the caller gave (ClaimOpts.Now,
-// Envelope.EnqueuedAt, Outcome.RetryAt, Config.Now), so each must behave
+// Envelope.EnqueuedAt, Outcome.RetryAt, Notify's now), so each must behave
 // the same whatever the server's own clock says.
 var farClocks = []struct {
 	name string
@@ -84,18 +84,18 @@ func TestCallerClockThroughout(t *testing.T) {
 
 // TestNotifyWakesOnCallerClock: a job due two seconds from now by the
 // caller's clock wakes Notify about then, though the poll is an hour and
-// the server's clock is years away. Before Notify measured on Config.Now it
-// compared due_at with the wall clock and slept out the hour.
+// the server's clock is years away. Before Notify measured on the caller's
+// clock it compared due_at with the wall clock and slept out the hour.
 func TestNotifyWakesOnCallerClock(t *testing.T) {
 	for _, tc := range farClocks {
 		t.Run(tc.name, func(t *testing.T) {
 			now := tc.now
-			q := newQueue(t, &pgqueue.Config{PollInterval: time.Hour, Now: func() time.Time { return now }})
+			q := newQueue(t, &pgqueue.Config{PollInterval: time.Hour})
 			ctx, cancel := context.WithCancel(context.Background())
 			wakes := make(chan struct{}, 16)
 			done := make(chan error, 1)
 			go func() {
-				err := q.Notify(ctx, func() {
+				err := q.Notify(ctx, func() time.Time { return now }, func() {
 					select {
 					case wakes <- struct{}{}:
 					default:

@@ -45,10 +45,11 @@
 //	n, err := q.Drop(ctx, driver.DropFilter{ActorID: actor}) // an account deleted
 //	depth, err := q.Depth(ctx)                                // jobs per lane
 //
-// Clocks: every time the queue stores or compares (due_at, lease_until,
-// retry_at, deadline, enqueued_at) is the caller's, the Deliverer's
-// Config.Now handed over in ClaimOpts.Now, Envelope.EnqueuedAt and
-// Outcome.RetryAt; Notify measures the next due job on Config.Now (give it
-// the same clock). No statement reads the database's now(); only the
-// migrations table's applied_at takes it, for information.
+// Clocks: the Queue keeps none. Every time it stores or compares (due_at,
+// lease_until, retry_at, deadline, enqueued_at) is the caller's, the
+// Deliverer's Config.Now handed over in ClaimOpts.Now, Envelope.EnqueuedAt
+// and Outcome.RetryAt, and Notify measures the wait for the next due job
+// on the clock the Deliverer passes it. No statement reads the database's
+// now(); only the migrations table's applied_at takes it, for
+// information.
 package pgqueue

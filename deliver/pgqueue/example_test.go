@@ -107,7 +107,7 @@ func ExampleQueue_Notify() {
 	}
 	wake := make(chan struct{}, 1)
 	go func() {
-		_ = q.Notify(ctx, func() {
+		_ = q.Notify(ctx, time.Now, func() {
 			select {
 			case wake <- struct{}{}:
 			default:

@@ -11,11 +11,12 @@ import (
 // become claimable, until ctx ends, and then returns nil. It wakes once
 // listening, when any process enqueues (Enqueue notifies on the queue's
 // channel at commit), when the earliest job scheduled at its last wake-up
-// comes due, and every PollInterval as a fallback for the rest (a lapsed
-// lease, a retry scheduled since). It holds one pool connection for LISTEN, and
-// reconnects after losing it. wake must not block for long; a deliverer's
+// comes due by now, the caller's clock (the Deliverer's), and every
+// PollInterval as a fallback for the rest (a lapsed lease, a retry
+// scheduled since). It holds one pool connection for LISTEN, and
+// reconnects after losing it. wake must not block for long; a Deliverer's
 // wake is a non-blocking send on a channel.
-func (q *Queue) Notify(ctx context.Context, wake func()) error {
+func (q *Queue) Notify(ctx context.Context, now func() time.Time, wake func()) error {
 	// Retries back off from listenRetryMin, but never beyond PollInterval or
 	// listenRetryMax (each retry wakes the caller, standing in for the poll),
 	// and start again from the bottom once a LISTEN took hold: a connection
@@ -23,7 +24,7 @@ func (q *Queue) Notify(ctx context.Context, wake func()) error {
 	backoff := listenRetryMin
 	warned := false // one warning per outage, the retries at debug level
 	for ctx.Err() == nil {
-		listened, err := q.listen(ctx, wake)
+		listened, err := q.listen(ctx, now, wake)
 		if ctx.Err() != nil {
 			break
 		}
@@ -54,7 +55,7 @@ const (
 
 // listen holds one connection in LISTEN until ctx ends or the connection
 // fails; listened reports whether LISTEN took hold.
-func (q *Queue) listen(ctx context.Context, wake func()) (listened bool, err error) {
+func (q *Queue) listen(ctx context.Context, clock func() time.Time, wake func()) (listened bool, err error) {
 	conn, err := q.pool.Acquire(ctx)
 	if err != nil {
 		return false, mapError("listen", err)
@@ -81,10 +82,10 @@ func (q *Queue) listen(ctx context.Context, wake func()) (listened bool, err err
 	// Whatever was enqueued before LISTEN took hold was not heard.
 	wake()
 	for {
-		// due_at follows the caller's clock (Config.Now, the Deliverer's),
+		// due_at follows the caller's clock (the Deliverer's Config.Now),
 		// so the wait is measured on it and then timed as a duration, never
 		// as a wall-clock deadline.
-		now := q.cfg.Now()
+		now := clock()
 		wait := q.cfg.PollInterval
 		var next *time.Time
 		if err := conn.QueryRow(ctx, q.sql.nextDue, now).Scan(&next); err != nil {

@@ -29,7 +29,7 @@ func TestNotifyRetriesWhileDown(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wakes []time.Time
 		done := make(chan error)
-		go func() { done <- q.Notify(ctx, func() { wakes = append(wakes, time.Now()) }) }()
+		go func() { done <- q.Notify(ctx, time.Now, func() { wakes = append(wakes, time.Now()) }) }()
 		time.Sleep(time.Hour)
 		cancel()
 		if err := <-done; err != nil {

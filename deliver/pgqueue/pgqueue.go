@@ -70,11 +70,6 @@ type Config struct {
 	// (and so reissue a fencing token), and those deliveries may be sent
 	// again; none is lost. Enqueue and Drop always commit durably.
 	DurableClaims bool
-	// Now is the clock Notify measures the next due job with. Every time
-	// the queue stores (due times, leases, retries, deadlines) comes from
-	// the Deliverer, so give it the Deliverer's clock (deliver.Config.Now).
-	// Defaults to time.Now.
-	Now func() time.Time
 	// Logger receives logs. Defaults to discarding.
 	Logger *slog.Logger
 }
@@ -143,9 +138,6 @@ func New(pool *pgxpool.Pool, cfg *Config) (*Queue, error) {
 	}
 	if c.FinishBatch <= 0 {
 		c.FinishBatch = FinishBatchDefault
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	if !identRE.MatchString(c.TablePrefix) {
 		return nil, fmt.Errorf("%w: TablePrefix %q: use lower-case letters, digits and underscores", ErrInvalidConfig, c.TablePrefix)

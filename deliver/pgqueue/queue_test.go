@@ -463,7 +463,7 @@ func startNotify(t *testing.T, q *pgqueue.Queue) <-chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
 	woke := make(chan struct{}, 100)
 	done := make(chan error)
-	go func() { done <- q.Notify(ctx, func() { woke <- struct{}{} }) }()
+	go func() { done <- q.Notify(ctx, time.Now, func() { woke <- struct{}{} }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -133,7 +133,7 @@ func restartMidFanout(t *testing.T, srv *testserver.Server, durable bool) {
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	pool := restartPool(t, srv.URL)
 	logs := &logCount{}
-	pq, err := pgqueue.New(pool, &pgqueue.Config{TablePrefix: prefix, DurableClaims: durable, Now: now,
+	pq, err := pgqueue.New(pool, &pgqueue.Config{TablePrefix: prefix, DurableClaims: durable,
 		PollInterval: 200 * time.Millisecond, Logger: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestNotifyRelistensAfterRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- q.Notify(ctx, func() {
+		done <- q.Notify(ctx, time.Now, func() {
 			select {
 			case wakes <- struct{}{}:
 			default:
