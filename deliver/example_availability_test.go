@@ -3,6 +3,8 @@ package deliver_test
 import (
 	"context"
 	"fmt"
+	"log"
+	"net/url"
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
@@ -40,4 +42,17 @@ func ExampleAvailabilityConfig() {
 		},
 	}
 	_ = cfg
+}
+
+// The application's inbox tells the Deliverer a host is alive whenever a
+// verified activity arrives from it, so that a host marked unavailable gets
+// deliveries again.
+func ExampleDeliverer_SeenAlive() {
+	var d *deliver.Deliverer // from deliver.New
+	onVerified := func(ctx context.Context, keyID *url.URL) {
+		if err := d.SeenAlive(ctx, keyID.Host); err != nil {
+			log.Print(err)
+		}
+	}
+	_ = onVerified
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // A send while the queue's database is away stores nothing and matches
-// ErrQueueUnavailable: the application asks its client to retry rather
-// than report a failure.
-func ExampleErrQueueUnavailable() {
+// driver.ErrQueueUnavailable: the application asks its client to retry
+// rather than report a failure.
+func ExampleDeliverer_Send_queueUnavailable() {
 	var d *deliver.Deliverer // from deliver.New, on a pgqueue.Queue
 	http.HandleFunc("POST /outbox", func(w http.ResponseWriter, r *http.Request) {
 		create := []byte(`{"id":"https://a.example/activities/1","type":"Create","actor":"https://a.example/users/alice"}`)
