@@ -753,27 +753,6 @@ func TestSchemeFallbackOnceOnly(t *testing.T) {
 	}
 }
 
-func TestMemorySchemeStoreBounded(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s := sig.NewHostSchemes(2)
-	_ = s.SetScheme(ctx, "a", sig.SchemeRFC9421)
-	_ = s.SetScheme(ctx, "b", sig.SchemeCavage)
-	if _, ok, _ := s.Scheme(ctx, "a"); !ok { // a is now most recent
-		t.Fatal("a forgotten early")
-	}
-	_ = s.SetScheme(ctx, "c", sig.SchemeCavage)
-	if _, ok, _ := s.Scheme(ctx, "b"); ok {
-		t.Fatal("least recently used host b kept beyond the bound")
-	}
-	if sc, ok, _ := s.Scheme(ctx, "a"); !ok || sc != sig.SchemeRFC9421 {
-		t.Fatalf("a = %v %v", sc, ok)
-	}
-	if s.Len() != 2 {
-		t.Fatalf("Len %d", s.Len())
-	}
-}
-
 type followers map[string]colsync.Followers
 
 func (f followers) FollowersOn(_ context.Context, actorID, origin string) (colsync.Followers, error) {
