@@ -319,9 +319,10 @@ type Deliverer struct {
 
 	signersMu sync.Mutex
 	signers   map[string]signerEntry
-	// signing bounds concurrent signatures to the cores: signing is pure
-	// CPU, and more signers than cores only add preemption.
-	signing chan struct{}
+	// signTurns bounds concurrent signatures to the cores: signing is pure
+	// CPU, and more signers than cores only add preemption. It serves the
+	// hosts with the longest backlog first (signturns.go).
+	signTurns *signTurns
 	// negotiated keeps the signature each host asked for with
 	// Accept-Signature and then accepted (negotiate.go).
 	negotiated negotiatedShapes
@@ -369,7 +370,7 @@ func New(queue Queue, keys SenderKeys, c *client.Client, cfg *Config) (*Delivere
 		cfg = DefaultConfig()
 	}
 	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1),
-		signing: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		signTurns: newSignTurns(runtime.GOMAXPROCS(0))}
 	if queue == nil || keys == nil || c == nil {
 		return nil, invalid("queue, keys and client are required")
 	}
@@ -1060,7 +1061,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
 	k1 := d.firstKnock(host, signer, first, known)
-	status, retryAfter, accept, err := d.post(ctx, j, k1, syncHeader, rs)
+	status, retryAfter, accept, err := d.post(ctx, j, host, k1, syncHeader, rs)
 	if err != nil {
 		return status, retryAfter, first, err
 	}
@@ -1078,7 +1079,7 @@ func (d *Deliverer) send(ctx context.Context, j *Job, host string, key crypto.Si
 		return status, retryAfter, first, nil
 	}
 	second := k2.scheme
-	status2, retryAfter2, _, err := d.post(ctx, j, k2, syncHeader, rs)
+	status2, retryAfter2, _, err := d.post(ctx, j, host, k2, syncHeader, rs)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
@@ -1128,7 +1129,7 @@ func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Schem
 // post sends one knock and returns its status, its Retry-After and, on a
 // signature refusal, its Accept-Signature; once signed, rs's delivery waits
 // on the network and leaves the signers' line.
-func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
+func (d *Deliverer) post(ctx context.Context, j *Job, host string, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
@@ -1141,9 +1142,9 @@ func (d *Deliverer) post(ctx context.Context, j *Job, k knock, syncHeader string
 	}
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
-		d.signing <- struct{}{}
+		d.signTurns.acquire(d.limiter.backlog(host))
 		err := k.sign(r)
-		<-d.signing
+		d.signTurns.release()
 		rs.waiting()
 		if err != nil {
 			signErr = errors.Join(errSign, err)
