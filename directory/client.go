@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/internal/clock"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -90,7 +91,9 @@ type Config struct {
 	// to BackoffDefault (250 ms).
 	Backoff time.Duration
 	// Now is the clock for created, Date and Retry-After dates. Defaults
-	// to time.Now.
+	// to the clock of the Scheduler, Unregister or RunManual it is first
+	// handed to with one, else time.Now (the clock rule: set it once, on
+	// the outermost component).
 	Now func() time.Time
 	// Nonce returns a fresh signature nonce. Defaults to 24 random bytes,
 	// base64url without padding.
@@ -111,6 +114,7 @@ type Config struct {
 type Client struct {
 	key      crypto.Signer
 	cfg      Config
+	clock    *clock.Source
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
 
@@ -174,9 +178,8 @@ func (c *Client) withDefaults() error {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = BackoffDefault
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	c.clock = clock.New(cfg.Now)
+	cfg.Now = c.clock.Now
 	if cfg.Nonce == nil {
 		cfg.Nonce = randomNonce
 	}
