@@ -420,8 +420,7 @@ func (c *Client) exchange(ctx context.Context, req *http.Request) (int, http.Hea
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		var tl *client.TooLargeError
-		if errors.As(err, &tl) {
+		if errors.Is(err, client.ErrTooLarge) {
 			return 0, nil, nil, &InvalidResponseError{StatusCode: resp.StatusCode, Reason: ReasonTooLarge}
 		}
 		return 0, nil, nil, c.transportError(ctx, err)
@@ -437,14 +436,13 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	var (
 		redir *client.RedirectError
 		many  *client.TooManyRedirectsError
-		tl    *client.TooLargeError
 	)
 	switch {
 	case errors.As(err, &redir):
 		return &InvalidResponseError{StatusCode: redir.StatusCode, Reason: ReasonRedirect}
 	case errors.As(err, &many):
 		return &InvalidResponseError{StatusCode: many.StatusCode, Reason: ReasonRedirect}
-	case errors.As(err, &tl):
+	case errors.Is(err, client.ErrTooLarge):
 		return &InvalidResponseError{StatusCode: 200, Reason: ReasonTooLarge}
 	}
 	c.cfg.Logger.Debug("directory: transport failure", "err", err)

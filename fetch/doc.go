@@ -51,7 +51,7 @@
 // requires the key and its owner to name each other on one origin, and
 // caches keys (TTL, size bound, one fetch for concurrent misses) and
 // failures. RefetchKey fetches a key again after a failed signature, at
-// most once per RefetchInterval; a 410 is a *KeyGoneError.
+// most once per RefetchInterval; a 410 matches ErrGone and sig.ErrGone.
 //
 //	keys, _ := fetch.NewKeyResolver(f, &fetch.KeyResolverConfig{Signer: instanceActor})
 //	v, _ := sig.NewVerifier(keys, nil)

@@ -43,7 +43,7 @@ func ExampleKeyResolver_RefetchKey() {
 	_ = verify
 }
 
-func ExampleKeyGoneError() {
+func ExampleKeyResolver_ResolveKey() {
 	c, _ := client.New(nil)
 	f, _ := fetch.New(c, nil)
 	keys, _ := fetch.NewKeyResolver(f, nil)

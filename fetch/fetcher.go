@@ -152,7 +152,7 @@ type response struct {
 type getOpts struct {
 	accept string
 	sign   bool
-	// max caps the body; over it is a *client.TooLargeError unless
+	// max caps the body; over it is client.ErrTooLarge unless
 	// truncate is set, when the first max bytes are kept.
 	max      int64
 	truncate bool
@@ -204,7 +204,7 @@ func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip
 	f.seenAlive(ctx, resp.Request.URL.Host)
 	max := o.max
 	if resp.ContentLength > max && !o.truncate {
-		return nil, &client.TooLargeError{Limit: max, ContentLength: resp.ContentLength}
+		return nil, tooLarge(raw, max)
 	}
 	if resp.ContentLength > max {
 		r.truncated = true
@@ -226,7 +226,7 @@ func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip
 	}
 	if n > max {
 		if !o.truncate {
-			return nil, &client.TooLargeError{Limit: max, ContentLength: -1}
+			return nil, tooLarge(raw, max)
 		}
 		buf.Truncate(int(max))
 		r.truncated = true
