@@ -516,7 +516,7 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-Digest", sig.ContentDigest(body, sig.DigestSHA256))
 	req.Header.Set("Date", created.Format(http.TimeFormat))
-	err = sig.Sign9421(req, c.key, &sig.SignOpts{
+	err = sig.SignRFC9421(req, c.key, &sig.SignOpts{
 		Label:      SignatureLabel,
 		Components: signedComponents,
 		KeyID:      c.cfg.KeyID,

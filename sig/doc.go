@@ -13,7 +13,7 @@
 //
 // Full control over an RFC 9421 signature (label, components, parameters):
 //
-//	err := sig.Sign9421(req, key, &sig.SignOpts{
+//	err := sig.SignRFC9421(req, key, &sig.SignOpts{
 //		Label:      "directory",
 //		Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
 //		KeyID:      keyID, Alg: sig.AlgRSAv15SHA256, Tag: tag, Nonce: nonce,

@@ -45,7 +45,7 @@ func ExampleSigner_Sign() {
 	// Output: sig1=("@method" "@target-uri" "@authority" "date");keyid="https://a.example/actor#main-key";alg="ed25519";nonce="n-1";created=1785933296
 }
 
-func ExampleSign9421() {
+func ExampleSignRFC9421() {
 	key := exampleKey()
 	body := []byte(`{"protocol_version":1}`)
 	created := time.Unix(1785933296, 0)
@@ -53,7 +53,7 @@ func ExampleSign9421() {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Date", created.UTC().Format(http.TimeFormat))
 	req.Header.Set("Content-Digest", sig.ContentDigest(body))
-	err := sig.Sign9421(req, key, &sig.SignOpts{
+	err := sig.SignRFC9421(req, key, &sig.SignOpts{
 		Label:      "directory",
 		Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
 		KeyID:      "https://relay.example/actor#main-key",
@@ -119,11 +119,11 @@ func ExampleParseCavageSignature() {
 	// Output: https://a.example/actor#main-key [(request-target) host date digest] <nil>
 }
 
-func ExampleParseSignatures9421() {
+func ExampleParseRFC9421Signatures() {
 	h := http.Header{}
 	h.Set("Signature-Input", `sig1=("@method" "@target-uri");created=1618884473;keyid="k";tag="t"`)
 	h.Set("Signature", `sig1=:YQ==:`)
-	sigs, err := sig.ParseSignatures9421(h)
+	sigs, err := sig.ParseRFC9421Signatures(h)
 	fmt.Println(sigs[0].Label, sigs[0].Components(), sigs[0].Tag, sigs[0].Created.Unix(), err)
 	// Output: sig1 ["@method" "@target-uri"] t 1618884473 <nil>
 }
@@ -205,9 +205,9 @@ func ExampleNewMemoryNonceStore() {
 	// Output: true <nil>
 }
 
-func ExampleBase9421() {
+func ExampleRFC9421SignatureBase() {
 	req, _ := http.NewRequest("GET", "https://example.com/foo?param=Value&Pet=dog", nil)
-	base, _, _ := sig.Base9421(req, &sig.SignOpts{
+	base, _, _ := sig.RFC9421SignatureBase(req, &sig.SignOpts{
 		Components: []string{"@method", "@authority", `@query-param;name="Pet"`},
 		KeyID:      "k", Created: time.Unix(1618884473, 0),
 	})
@@ -253,31 +253,31 @@ func ExampleVerifyCavage() {
 	// true
 }
 
-func ExampleVerify9421() {
+func ExampleVerifyRFC9421() {
 	key := exampleKey()
 	req, _ := http.NewRequest("GET", "https://b.example/users/bob", nil)
-	_ = sig.Sign9421(req, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: "k", Created: time.Unix(1785933296, 0)})
-	sigs, _ := sig.ParseSignatures9421(req.Header)
-	fmt.Println(sigs[0].KeyID, sig.Verify9421(req, sigs[0], key.Public(), ""))
+	_ = sig.SignRFC9421(req, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: "k", Created: time.Unix(1785933296, 0)})
+	sigs, _ := sig.ParseRFC9421Signatures(req.Header)
+	fmt.Println(sigs[0].KeyID, sig.VerifyRFC9421(req, sigs[0], key.Public(), ""))
 	// Output: k <nil>
 }
 
-func ExampleSign9421Response() {
+func ExampleSignRFC9421Response() {
 	key := exampleKey()
 	req, _ := http.NewRequest("POST", "https://b.example/inbox", nil)
 	resp := &http.Response{StatusCode: 202, Header: http.Header{}, Request: req}
-	err := sig.Sign9421Response(resp, key, &sig.SignOpts{Components: []string{"@status", "@method;req", "@target-uri;req"}, Created: time.Unix(1785933296, 0)})
-	sigs, _ := sig.ParseSignatures9421(resp.Header)
-	fmt.Println(err, sig.Verify9421Response(resp, sigs[0], key.Public(), ""))
+	err := sig.SignRFC9421Response(resp, key, &sig.SignOpts{Components: []string{"@status", "@method;req", "@target-uri;req"}, Created: time.Unix(1785933296, 0)})
+	sigs, _ := sig.ParseRFC9421Signatures(resp.Header)
+	fmt.Println(err, sig.VerifyRFC9421Response(resp, sigs[0], key.Public(), ""))
 	// Output: <nil> <nil>
 }
 
-func ExampleSigner_Sign9421() {
+func ExampleSigner_SignRFC9421() {
 	s, _ := sig.NewSigner(exampleKey(), "https://relay.example/actor#main-key", &sig.SignerConfig{
 		Now: func() time.Time { return time.Unix(1785933296, 400) },
 	})
 	req, _ := http.NewRequest("POST", "https://directory.example/v1/relays/heartbeat", nil)
-	_ = s.Sign9421(req, &sig.SignOpts{Label: "directory", Components: []string{"@method", "@target-uri"}, Tag: "activity-relay-directory-v1"})
+	_ = s.SignRFC9421(req, &sig.SignOpts{Label: "directory", Components: []string{"@method", "@target-uri"}, Tag: "activity-relay-directory-v1"})
 	fmt.Println(req.Header.Get("Signature-Input"))
 	// Output: directory=("@method" "@target-uri");keyid="https://relay.example/actor#main-key";tag="activity-relay-directory-v1";created=1785933296
 }
