@@ -53,7 +53,8 @@ func (s *Scheme) UnmarshalText(b []byte) error {
 // SchemeStore remembers which signature scheme each host accepted, so a
 // sender (deliver's Deliverer, fetch's signed GETs) signs with it first next
 // time. Implementations must be safe for concurrent use; one store may serve
-// several senders.
+// several senders. sigtest.TestSchemeStore is the conformance suite every
+// implementation passes.
 type SchemeStore interface {
 	// Scheme returns the scheme remembered for host, and false if none is.
 	Scheme(ctx context.Context, host string) (Scheme, bool, error)
