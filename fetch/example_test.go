@@ -20,7 +20,7 @@ func ExampleNew() {
 	// Sign GETs for servers requiring authorized fetch; remember per host
 	// which scheme they accept.
 	var signer *sig.Signer // from sig.NewSigner(key, keyID, nil)
-	f, err := fetch.New(c, &fetch.Config{Signer: signer, Schemes: fetch.NewMemorySchemeStore(0)})
+	f, err := fetch.New(c, &fetch.Config{Signer: signer, Schemes: sig.NewHostSchemes(0)})
 	if err != nil {
 		panic(err)
 	}
@@ -274,14 +274,6 @@ func ExampleNewBudget() {
 	_, err := f.Lookup(ctx, "https://mastodon.example/users/alice")
 	fmt.Println(errors.Is(err, fetch.ErrBudgetExhausted))
 	// Output: true
-}
-
-func ExampleNewMemorySchemeStore() {
-	s := fetch.NewMemorySchemeStore(1000)
-	_ = s.SetScheme(context.Background(), "mastodon.example", sig.SchemeRFC9421)
-	sc, ok, _ := s.Scheme(context.Background(), "mastodon.example")
-	fmt.Println(sc, ok)
-	// Output: rfc9421 true
 }
 
 func ExampleLinkHeaderAlternate() {

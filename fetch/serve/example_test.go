@@ -57,10 +57,12 @@ func ExampleNodeInfo() {
 	}
 }
 
-func ExampleWantsActivityPub() {
+// One URL serves the actor document to ActivityPub clients and the
+// profile page to browsers.
+func ExampleActor_ServeHTTP() {
 	var actor *serve.Actor
 	http.HandleFunc("GET /users/alice", func(w http.ResponseWriter, r *http.Request) {
-		if serve.WantsActivityPub(r) {
+		if inbox.WantsActivityPub(r) {
 			actor.ServeHTTP(w, r)
 			return
 		}
