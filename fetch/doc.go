@@ -69,6 +69,16 @@
 // id's own DID, and only with authors under that DID. Other DID methods,
 // proof sets and chains, and gateway discovery are not supported.
 //
+// # Errors
+//
+// Each refusal is a sentinel matched with errors.Is (ErrContentType,
+// ErrIDMismatch, ErrAuthorOrigin, ErrCrossOriginPage, ErrWalkLimit, ErrNoKey,
+// ...), its message naming, bounded, the URL or id at fault; the client's
+// own failures (client.ErrBlocked, client.ErrTooLarge, ...) come through
+// as they are. A status other than the success expected is a *StatusError,
+// for its StatusCode and RetryAfter; it matches ErrNotFound, ErrGone and
+// ErrTemporary.
+//
 // # Telemetry
 //
 // Config.TracerProvider and MeterProvider default to OpenTelemetry's global

@@ -57,9 +57,10 @@
 // Replay protection is a NonceStore (MemoryNonceStore, or your own held to
 // the sigtest.TestNonceStore suite) set in VerifierConfig.Nonces.
 //
-// Senders remember per host which scheme a server accepted in a SchemeStore;
-// HostSchemes (NewHostSchemes) is the bounded in-memory one that deliver and
-// fetch both use as their MemorySchemeStore.
+// Senders remember per host which scheme a server accepted in a SchemeStore
+// (held to the sigtest.TestSchemeStore suite); HostSchemes (NewHostSchemes)
+// is the bounded in-memory one, the default of deliver and fetch, and one
+// store may serve both.
 //
 // Object proofs (FEP-8b32, eddsa-jcs-2022):
 //
