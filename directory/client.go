@@ -423,8 +423,7 @@ func (c *Client) exchange(ctx context.Context, req *http.Request) (int, http.Hea
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		var tl *client.TooLargeError
-		if errors.As(err, &tl) {
+		if errors.Is(err, client.ErrTooLarge) {
 			return 0, nil, nil, &InvalidResponseError{StatusCode: resp.StatusCode, Reason: ReasonTooLarge}
 		}
 		return 0, nil, nil, c.transportError(ctx, err)
@@ -440,14 +439,13 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	var (
 		redir *client.RedirectError
 		many  *client.TooManyRedirectsError
-		tl    *client.TooLargeError
 	)
 	switch {
 	case errors.As(err, &redir):
 		return &InvalidResponseError{StatusCode: redir.StatusCode, Reason: ReasonRedirect}
 	case errors.As(err, &many):
 		return &InvalidResponseError{StatusCode: many.StatusCode, Reason: ReasonRedirect}
-	case errors.As(err, &tl):
+	case errors.Is(err, client.ErrTooLarge):
 		return &InvalidResponseError{StatusCode: 200, Reason: ReasonTooLarge}
 	}
 	c.cfg.Logger.Debug("directory: transport failure", "err", err)
@@ -521,7 +519,7 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-Digest", sig.ContentDigest(body, sig.DigestSHA256))
 	req.Header.Set("Date", created.Format(http.TimeFormat))
-	err = sig.Sign9421(req, c.key, &sig.SignOpts{
+	err = sig.SignRFC9421(req, c.key, &sig.SignOpts{
 		Label:      SignatureLabel,
 		Components: signedComponents,
 		KeyID:      c.cfg.KeyID,
