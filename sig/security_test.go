@@ -660,3 +660,25 @@ func TestVerifySchemeMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestNonceStoreTakesVerifierClock: the clock rule. A MemoryNonceStore
+// with no clock of its own, handed to a Verifier, compares the until times
+// the Verifier computes on the Verifier's clock, so a replay is refused
+// whatever the calendar says (on the wall clock the signature's window
+// would be long past and the replay look new).
+func TestNonceStoreTakesVerifierClock(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	k := &sig.Key{Public: key.Public(), Owner: actor}
+	store := sig.NewMemoryNonceStore(nil)
+	out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+	if err := sig.SignRFC9421(out, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Nonce: "once"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: store}, inbound(t, out)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: store}, inbound(t, out)); !errors.Is(err, sig.ErrReplay) {
+		t.Fatalf("replayed nonce: Verify = %v, want ErrReplay", err)
+	}
+}

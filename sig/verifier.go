@@ -61,7 +61,8 @@ const (
 
 // VerifierConfig configures a Verifier. The zero value is usable.
 type VerifierConfig struct {
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock. Defaults to time.Now. A MemoryNonceStore handed
+	// to the Verifier (Nonces) with no Now of its own takes it.
 	Now func() time.Time
 	// MaxAge bounds how old a signature may be. Defaults to MaxAgeDefault.
 	MaxAge time.Duration
@@ -125,6 +126,8 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 	c := &v.cfg
 	if c.Now == nil {
 		c.Now = time.Now
+	} else if m, ok := c.Nonces.(*MemoryNonceStore); ok && m != nil {
+		m.clock.Adopt(c.Now)
 	}
 	if c.MaxAge == 0 {
 		c.MaxAge = MaxAgeDefault
