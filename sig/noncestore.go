@@ -33,8 +33,8 @@ type MemoryNonceStoreConfig struct {
 type MemoryNonceStore struct {
 	cfg   MemoryNonceStoreConfig
 	clock *clock.Source
-	mu   sync.Mutex
-	seen map[string]time.Time
+	mu    sync.Mutex
+	seen  map[string]time.Time
 }
 
 var _ NonceStore = (*MemoryNonceStore)(nil)
