@@ -11,6 +11,7 @@ import (
 // names, not test helpers. Every package may use them, the ownTree ones too.
 var libraryInternal = map[string]bool{
 	"github.com/fedkit/fedkit/internal/otelx": true,
+	"github.com/fedkit/fedkit/internal/clock": true,
 }
 
 // Dependencies point one way (STYLE.md): the core packages stay free of
@@ -42,6 +43,7 @@ func TestDependencyDirection(t *testing.T) {
 		// through deliver itself.
 		{pkg: "fetch/serve", forbidden: append(drivers, mod+"/deliver", mod+"/identity", mod+"/directory")},
 		{pkg: "internal/otelx", forbidden: drivers, ownTree: true},
+		{pkg: "internal/clock", forbidden: drivers, ownTree: true},
 		// Scheme-memory backends: sig and one driver.
 		{pkg: "sig/redisschemes", forbidden: []string{drivers[0], drivers[2]}, only: []string{"sig"}},
 		{pkg: "sig/pgschemes", forbidden: drivers[1:], only: []string{"sig"}},

@@ -42,4 +42,16 @@
 // client, sig and origin; backends import their parent and one driver. The
 // examples (examples/relay, examples/appview, and examples/minimal, a whole
 // server in under 100 lines) show them wired together.
+//
+// # Clocks
+//
+// One rule for time, in every package: each Config's Now defaults to
+// time.Now, and a component handed to another takes that one's clock when
+// its own Now is unset. A test therefore sets time once, on the outermost
+// component (the Deliverer, the Verifier, the Fetcher, the Scheduler, the
+// identity Refresher or Cache), and every comparison inside runs on that
+// clock; a Now set on an inner component stands. A store keeps one clock
+// per rule: it compares the times it is given with the caller's clock, or
+// lets its server time a duration (a Redis TTL), never both in one
+// comparison (each store's package doc says which).
 package fedkit

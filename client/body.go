@@ -135,7 +135,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if int64(n) > b.left {
 		n = int(b.left)
 		b.left = 0
-		b.err = &TooLargeError{Limit: b.limit, ContentLength: -1}
+		b.err = fmt.Errorf("%w: over the %d-byte limit", ErrTooLarge, b.limit)
 		return n, b.err
 	}
 	b.left -= int64(n)

@@ -53,7 +53,7 @@ type Config struct {
 	MaxRedirects int
 	// AllowSchemeDowngrade lets a redirect take an https request to http,
 	// for development against a plain-HTTP server. Otherwise such a hop is
-	// a *SchemeDowngradeError, before it is signed or sent: an authorized
+	// ErrSchemeDowngrade, before it is signed or sent: an authorized
 	// fetch must not leave TLS. Defaults to false.
 	AllowSchemeDowngrade bool
 	// Timeout bounds a whole request, from resolving the host to reading the
@@ -225,7 +225,7 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c.cfg.AllowPrivate = allow
 	c.uaValue = []string{c.cfg.UserAgent}
-	c.guard = guard{policy: c.cfg.Policy, allow: allow}
+	c.guard = guard{policy: c.cfg.Policy, allow: allow, allowOnion: c.cfg.AllowOnion}
 
 	d := &net.Dialer{
 		Timeout:   c.cfg.DialTimeout,
@@ -343,7 +343,7 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 // Do sends req through the guard: the URL and every resolved address are
 // checked, a GET's or HEAD's redirects are followed up to Config.MaxRedirects
 // hops, and the body is capped at Config.MaxBodyBytes. The caller closes the
-// body; reading past the cap yields a *TooLargeError.
+// body; reading past the cap yields ErrTooLarge.
 func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.DoWith(req, nil) }
 
 // DoWith sends req as Do does, with per-request options: a signing hook
@@ -355,7 +355,7 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 	if req.URL == nil {
 		return nil, fmt.Errorf("%w: nil URL", ErrInvalidURL)
 	}
-	if err := c.validate(req.URL); err != nil {
+	if err := c.guard.checkURL(req.URL); err != nil {
 		closeBody(req)
 		return nil, err
 	}
@@ -409,9 +409,9 @@ func (c *Client) DoWith(req *http.Request, opts *DoOpts) (*http.Response, error)
 		}
 		next.Fragment, next.RawFragment = "", ""
 		if strings.EqualFold(r.URL.Scheme, "https") && strings.EqualFold(next.Scheme, "http") && !c.cfg.AllowSchemeDowngrade {
-			return st.fail(&SchemeDowngradeError{URL: bounded(r.URL.String()), StatusCode: resp.StatusCode, Location: bounded(loc)})
+			return st.fail(fmt.Errorf("%w: %s redirected (%d) to %s", ErrSchemeDowngrade, bounded(r.URL.String()), resp.StatusCode, bounded(loc)))
 		}
-		if err := c.validate(next); err != nil {
+		if err := c.guard.checkURL(next); err != nil {
 			return st.fail(err)
 		}
 		if visited == nil {
@@ -505,7 +505,7 @@ func (c *Client) finish(resp *http.Response, opts *DoOpts, st *body) (*http.Resp
 	if resp.ContentLength > limit && resp.Request.Method != http.MethodHead {
 		discardClose(resp)
 		st.release()
-		return nil, &TooLargeError{Limit: limit, ContentLength: resp.ContentLength}
+		return nil, fmt.Errorf("%w: Content-Length %d over the %d-byte limit", ErrTooLarge, resp.ContentLength, limit)
 	}
 	st.left, st.limit = limit, limit
 	resp.Body = st
@@ -523,146 +523,6 @@ func wrapTimeout(err error, timedOut *atomic.Bool) error {
 		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	}
 	return err
-}
-
-// ValidateURL checks rawURL against the guard's default rules without
-// sending anything: scheme http or https, a host, no hidden-service host, and
-// an IP literal outside the refused ranges. Host names are not resolved; the
-// client checks their addresses when it connects.
-func ValidateURL(rawURL string) error {
-	u, err := parseURL(rawURL)
-	if err != nil {
-		return err
-	}
-	return validateURL(u, &guard{}, false)
-}
-
-// ValidateURL checks rawURL as the package ValidateURL does, under this
-// client's policy, allow list and hidden-service setting.
-func (c *Client) ValidateURL(rawURL string) error {
-	u, err := parseURL(rawURL)
-	if err != nil {
-		return err
-	}
-	return c.validate(u)
-}
-
-// parseURL parses rawURL, keeping the error's echo of the input bounded.
-func parseURL(rawURL string) (*url.URL, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("%w: %s", ErrInvalidURL, bounded(err.Error()))
-	}
-	return u, nil
-}
-
-func (c *Client) validate(u *url.URL) error { return validateURL(u, &c.guard, c.cfg.AllowOnion) }
-
-func validateURL(u *url.URL, g *guard, allowOnion bool) error {
-	// url.Parse keeps the scheme's case; lower-casing only when needed saves
-	// an allocation on every request.
-	if sc := u.Scheme; sc != "http" && sc != "https" {
-		if sc = strings.ToLower(sc); sc != "http" && sc != "https" {
-			return fmt.Errorf("%w: scheme %q", ErrInvalidURL, bounded(u.Scheme))
-		}
-	}
-	if u.Opaque != "" {
-		return fmt.Errorf("%w: opaque URL", ErrInvalidURL)
-	}
-	host, port := splitHostPort(u.Host)
-	if host == "" {
-		return fmt.Errorf("%w: no host", ErrInvalidURL)
-	}
-	if p := port; p != "" {
-		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
-			return fmt.Errorf("%w: port %q", ErrInvalidURL, bounded(p))
-		}
-	}
-	if strings.HasPrefix(u.Host, "[") || strings.Contains(host, ":") {
-		a, err := netip.ParseAddr(host)
-		if err != nil || !a.Is6() {
-			return fmt.Errorf("%w: IPv6 literal %q", ErrInvalidURL, bounded(host))
-		}
-		if a.Zone() != "" {
-			return fmt.Errorf("%w: zone in IP literal", ErrInvalidURL)
-		}
-		return checkLiteral(g, host, a)
-	}
-	if looksIPv4(host) {
-		if a, err := netip.ParseAddr(host); err == nil {
-			return checkLiteral(g, host, a)
-		}
-	}
-	name := strings.TrimSuffix(strings.ToLower(host), ".")
-	if name == "" || hasBadHostByte(name) {
-		return fmt.Errorf("%w: host %q", ErrInvalidURL, bounded(host))
-	}
-	// A last label that is numeric is no DNS name (no top-level domain is
-	// numeric) but some resolvers read it as an IPv4 address in a shorthand
-	// form (127.1, 0x7f.1, 2130706433); refuse it rather than guess.
-	last := name[strings.LastIndexByte(name, '.')+1:]
-	if last != "" && (isDigits(last) || strings.HasPrefix(last, "0x")) {
-		return fmt.Errorf("%w: numeric host %q", ErrInvalidURL, bounded(host))
-	}
-	if !allowOnion && (strings.HasSuffix(name, ".onion") || strings.HasSuffix(name, ".i2p") || name == "onion" || name == "i2p") {
-		return fmt.Errorf("%w: %s", ErrHiddenService, bounded(host))
-	}
-	return nil
-}
-
-func checkLiteral(g *guard, host string, a netip.Addr) error {
-	if r, ok := g.check(a); !ok {
-		return &BlockedError{Host: host, Addr: a, Range: r}
-	}
-	return nil
-}
-
-// splitHostPort splits a URL's host as url.URL's Hostname and Port do, in
-// one pass instead of two.
-func splitHostPort(hostPort string) (host, port string) {
-	host = hostPort
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && (i == len(host)-1 || isDigits(host[i+1:])) {
-		host, port = host[:i], host[i+1:]
-	}
-	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
-		host = host[1 : len(host)-1]
-	}
-	return host, port
-}
-
-// hasBadHostByte reports whether a host name holds a byte no host name has:
-// space, tab, CR, LF, '/', '\\', '%' or '@'.
-func hasBadHostByte(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\r', '\n', '/', '\\', '%', '@':
-			return true
-		}
-	}
-	return false
-}
-
-// looksIPv4 spares host names a failing ParseAddr, whose error allocates.
-func looksIPv4(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if (s[i] < '0' || s[i] > '9') && s[i] != '.' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func isRedirect(code int) bool {
@@ -708,7 +568,7 @@ func discardClose(resp *http.Response) {
 }
 
 // ReadAll reads resp's body to the end and closes it. Over the cap it returns
-// the *TooLargeError, never a truncated document.
+// ErrTooLarge, never a truncated document.
 func ReadAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)

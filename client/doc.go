@@ -15,7 +15,7 @@
 //     checking and re-signing each, refusing one from https to http
 //     (Config.AllowSchemeDowngrade for development), and never follows any
 //     other method's;
-//   - caps response bodies at 1 MiB, as a typed error, never a truncated
+//   - caps response bodies at 1 MiB, failing with ErrTooLarge, never a truncated
 //     document, and bounds time and header size;
 //   - never uses a proxy from the environment.
 //
@@ -30,12 +30,15 @@
 //	req.Header.Set("Accept", "application/activity+json")
 //	resp, err := c.DoWith(req, &client.DoOpts{Sign: signer})
 //	if err != nil { ... }
-//	doc, err := client.ReadAll(resp) // *client.TooLargeError past 1 MiB
+//	doc, err := client.ReadAll(resp) // client.ErrTooLarge past 1 MiB
 //
-// Errors are classified with errors.As or errors.Is: *BlockedError (with the
-// host and the refused address), *TooLargeError, *TooManyRedirectsError,
-// *RedirectError (a redirect of a POST), *SchemeDowngradeError (https
-// redirected to http), ErrRedirectLoop, ErrHiddenService,
-// ErrInvalidURL and ErrTimeout. Policy.Refuses exposes the address
-// classification itself, and ValidateURL checks a URL without sending it.
+// Errors are classified with errors.Is: ErrBlocked, ErrTooLarge,
+// ErrTooManyRedirects, ErrRedirectNotFollowed (a redirect of a POST),
+// ErrSchemeDowngrade (https redirected to http), ErrRedirectLoop,
+// ErrHiddenService, ErrInvalidURL and ErrTimeout. Where the failure knows
+// more than its kind, errors.As gets it: *BlockedError (the host, the
+// refused address and its range), *TooManyRedirectsError and
+// *RedirectError (the redirect's status and Location). Policy.Refuses
+// exposes the address classification itself, and Client.ValidateURL
+// checks a URL under the client's rules without sending it.
 package client

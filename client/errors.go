@@ -6,8 +6,10 @@ import (
 	"net/netip"
 )
 
-// Sentinel errors. Each typed error below also matches its sentinel with
-// errors.Is, so callers may test either way.
+// Sentinel errors, one per way a request fails; test them with errors.Is.
+// Three cases also come as a type, for what only the failure knows: the
+// refused address (*BlockedError) and a redirect's status and target
+// (*TooManyRedirectsError, *RedirectError). Each type matches its sentinel.
 var (
 	// ErrInvalidURL is returned for a URL the client will not send to: not
 	// http or https, no host, a zone in an IP literal, or a numeric host that
@@ -18,14 +20,19 @@ var (
 	ErrHiddenService = errors.New("client: hidden-service host not allowed")
 	// ErrBlocked is matched by every *BlockedError.
 	ErrBlocked = errors.New("client: address refused")
-	// ErrTooLarge is matched by every *TooLargeError.
+	// ErrTooLarge is returned by Do when a response's Content-Length
+	// exceeds Config.MaxBodyBytes, and by the body's Read when the bytes
+	// read do; the message gives the limit.
 	ErrTooLarge = errors.New("client: response body too large")
 	// ErrTooManyRedirects is matched by every *TooManyRedirectsError.
 	ErrTooManyRedirects = errors.New("client: too many redirects")
 	// ErrRedirectLoop is returned when a GET's redirects come back to a URL
 	// already visited in the same request.
 	ErrRedirectLoop = errors.New("client: redirect loop")
-	// ErrSchemeDowngrade is matched by every *SchemeDowngradeError.
+	// ErrSchemeDowngrade is returned for a redirect from an https URL to an
+	// http one, refused unless Config.AllowSchemeDowngrade: the hop would
+	// send the request, and its signature, outside TLS. Nothing is sent to
+	// the http URL.
 	ErrSchemeDowngrade = errors.New("client: redirect from https to http")
 	// ErrRedirectNotFollowed is matched by every *RedirectError.
 	ErrRedirectNotFollowed = errors.New("client: redirect not followed")
@@ -51,28 +58,6 @@ func (e *BlockedError) Error() string {
 
 // Is reports whether target is ErrBlocked.
 func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
-
-// TooLargeError reports a response body over the configured cap. It is
-// returned by Do when Content-Length exceeds the cap, and by the body's Read
-// when the streamed bytes do.
-type TooLargeError struct {
-	// Limit is the cap in bytes.
-	Limit int64
-	// ContentLength is the declared length, or -1 when the cap was exceeded
-	// while streaming.
-	ContentLength int64
-}
-
-// Error implements error.
-func (e *TooLargeError) Error() string {
-	if e.ContentLength >= 0 {
-		return fmt.Sprintf("client: response body of %d bytes exceeds the %d-byte limit", e.ContentLength, e.Limit)
-	}
-	return fmt.Sprintf("client: response body exceeds the %d-byte limit", e.Limit)
-}
-
-// Is reports whether target is ErrTooLarge.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // TooManyRedirectsError reports a GET or HEAD redirected more often than
 // Config.MaxRedirects allows (with NoRedirects, the first redirect).
@@ -115,23 +100,3 @@ func (e *RedirectError) Error() string {
 
 // Is reports whether target is ErrRedirectNotFollowed.
 func (e *RedirectError) Is(target error) bool { return target == ErrRedirectNotFollowed }
-
-// SchemeDowngradeError reports a redirect from an https URL to an http one,
-// refused unless Config.AllowSchemeDowngrade: the hop would send the request,
-// and its signature, outside TLS.
-type SchemeDowngradeError struct {
-	// URL is the https URL that answered with the redirect.
-	URL string
-	// StatusCode is the redirect's status.
-	StatusCode int
-	// Location is the redirect's target as the server sent it.
-	Location string
-}
-
-// Error implements error.
-func (e *SchemeDowngradeError) Error() string {
-	return fmt.Sprintf("client: %s redirected (%d) to plain http %s; refused", e.URL, e.StatusCode, e.Location)
-}
-
-// Is reports whether target is ErrSchemeDowngrade.
-func (e *SchemeDowngradeError) Is(target error) bool { return target == ErrSchemeDowngrade }

@@ -17,8 +17,9 @@ func FuzzValidateURL(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	c := setup(f, nil).c
 	f.Fuzz(func(t *testing.T, raw string) {
-		err := ValidateURL(raw)
+		err := c.ValidateURL(raw)
 		if err == nil {
 			u, perr := url.Parse(raw)
 			if perr != nil {

@@ -1,7 +1,12 @@
 package client
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
 )
 
 // Policy selects which address ranges a Client refuses. Config.AllowPrivate
@@ -142,10 +147,12 @@ func (p Policy) Refuses(a netip.Addr) (netip.Prefix, bool) {
 	return netip.Prefix{}, false
 }
 
-// guard is a Client's address rule: a policy plus an allow list.
+// guard is a Client's rule for URLs and addresses: a policy, an allow
+// list, and whether hidden-service hosts are allowed.
 type guard struct {
-	policy Policy
-	allow  []netip.Prefix
+	policy     Policy
+	allow      []netip.Prefix
+	allowOnion bool
 }
 
 // check returns the refused range for a, or ok. An allow-listed address is
@@ -165,4 +172,135 @@ func (g *guard) check(a netip.Addr) (netip.Prefix, bool) {
 		}
 	}
 	return r, false
+}
+
+// ValidateURL checks rawURL as Do checks a request's URL, without sending
+// anything: scheme http or https, a host, no hidden-service host unless
+// Config.AllowOnion, and an IP literal that Config.Policy and
+// Config.AllowPrivate admit. Host names are not resolved; the client
+// checks their addresses when it connects.
+func (c *Client) ValidateURL(rawURL string) error {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return err
+	}
+	return c.guard.checkURL(u)
+}
+
+// parseURL parses rawURL, keeping the error's echo of the input bounded.
+func parseURL(rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%w: %s", ErrInvalidURL, bounded(err.Error()))
+	}
+	return u, nil
+}
+
+// checkURL checks u without resolving its host: the rules of
+// Client.ValidateURL.
+func (g *guard) checkURL(u *url.URL) error {
+	// url.Parse keeps the scheme's case; lower-casing only when needed saves
+	// an allocation on every request.
+	if sc := u.Scheme; sc != "http" && sc != "https" {
+		if sc = strings.ToLower(sc); sc != "http" && sc != "https" {
+			return fmt.Errorf("%w: scheme %q", ErrInvalidURL, bounded(u.Scheme))
+		}
+	}
+	if u.Opaque != "" {
+		return fmt.Errorf("%w: opaque URL", ErrInvalidURL)
+	}
+	host, port := splitHostPort(u.Host)
+	if host == "" {
+		return fmt.Errorf("%w: no host", ErrInvalidURL)
+	}
+	if p := port; p != "" {
+		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("%w: port %q", ErrInvalidURL, bounded(p))
+		}
+	}
+	if strings.HasPrefix(u.Host, "[") || strings.Contains(host, ":") {
+		a, err := netip.ParseAddr(host)
+		if err != nil || !a.Is6() {
+			return fmt.Errorf("%w: IPv6 literal %q", ErrInvalidURL, bounded(host))
+		}
+		if a.Zone() != "" {
+			return fmt.Errorf("%w: zone in IP literal", ErrInvalidURL)
+		}
+		return g.checkLiteral(host, a)
+	}
+	if looksIPv4(host) {
+		if a, err := netip.ParseAddr(host); err == nil {
+			return g.checkLiteral(host, a)
+		}
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if name == "" || hasBadHostByte(name) {
+		return fmt.Errorf("%w: host %q", ErrInvalidURL, bounded(host))
+	}
+	// A last label that is numeric is no DNS name (no top-level domain is
+	// numeric) but some resolvers read it as an IPv4 address in a shorthand
+	// form (127.1, 0x7f.1, 2130706433); refuse it rather than guess.
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if last != "" && (isDigits(last) || strings.HasPrefix(last, "0x")) {
+		return fmt.Errorf("%w: numeric host %q", ErrInvalidURL, bounded(host))
+	}
+	if !g.allowOnion && (strings.HasSuffix(name, ".onion") || strings.HasSuffix(name, ".i2p") || name == "onion" || name == "i2p") {
+		return fmt.Errorf("%w: %s", ErrHiddenService, bounded(host))
+	}
+	return nil
+}
+
+func (g *guard) checkLiteral(host string, a netip.Addr) error {
+	if r, ok := g.check(a); !ok {
+		return &BlockedError{Host: host, Addr: a, Range: r}
+	}
+	return nil
+}
+
+// splitHostPort splits a URL's host as url.URL's Hostname and Port do, in
+// one pass instead of two.
+func splitHostPort(hostPort string) (host, port string) {
+	host = hostPort
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && (i == len(host)-1 || isDigits(host[i+1:])) {
+		host, port = host[:i], host[i+1:]
+	}
+	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return host, port
+}
+
+// hasBadHostByte reports whether a host name holds a byte no host name has:
+// space, tab, CR, LF, '/', '\\', '%' or '@'.
+func hasBadHostByte(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\r', '\n', '/', '\\', '%', '@':
+			return true
+		}
+	}
+	return false
+}
+
+// looksIPv4 spares host names a failing ParseAddr, whose error allocates.
+func looksIPv4(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && s[i] != '.' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -108,9 +108,10 @@ func literalURL(a netip.Addr) string {
 
 func TestRefusedRangesValidateURL(t *testing.T) {
 	t.Parallel()
+	c := setup(t, nil).c
 	for _, tc := range allRefusedCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateURL(literalURL(tc.addr))
+			err := c.ValidateURL(literalURL(tc.addr))
 			var be *BlockedError
 			if !errors.As(err, &be) {
 				t.Fatalf("ValidateURL(%s) = %v, want *BlockedError", literalURL(tc.addr), err)
@@ -153,13 +154,14 @@ func TestRefusedRangesRequest(t *testing.T) {
 
 func TestPublicAddressesPass(t *testing.T) {
 	t.Parallel()
+	c := setup(t, nil).c
 	for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.216.34", "::ffff:8.8.8.8", "::8.8.8.8",
 		"2606:4700:4700::1111", "2a00:1450:4001::200e", "100.63.255.255", "100.128.0.0", "172.32.0.1", "198.20.0.1"} {
 		a := netip.MustParseAddr(s)
 		if r, refused := PolicyPublic.Refuses(a); refused {
 			t.Errorf("%s refused (in %s)", s, r)
 		}
-		if err := ValidateURL(literalURL(a)); err != nil {
+		if err := c.ValidateURL(literalURL(a)); err != nil {
 			t.Errorf("ValidateURL(%s) = %v", literalURL(a), err)
 		}
 	}
@@ -231,8 +233,8 @@ func TestAllowPrivate(t *testing.T) {
 			t.Errorf("%s not in the allow list: %v, want ErrBlocked", s, err)
 		}
 	}
-	// The package function never sees a client's allow list.
-	if err := ValidateURL("http://127.0.0.1/"); !errors.Is(err, ErrBlocked) {
+	// A client without the allow list refuses what it admits.
+	if err := setup(t, nil).c.ValidateURL("http://127.0.0.1/"); !errors.Is(err, ErrBlocked) {
 		t.Errorf("ValidateURL(127.0.0.1) = %v, want ErrBlocked", err)
 	}
 }
@@ -272,9 +274,10 @@ func TestValidateURL(t *testing.T) {
 		{"mapped literal", "http://[::ffff:7f00:1]/", ErrBlocked},
 		{"metadata", "http://169.254.169.254/latest/meta-data/", ErrBlocked},
 	}
+	c := setup(t, nil).c
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateURL(tc.url)
+			err := c.ValidateURL(tc.url)
 			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("ValidateURL(%q) = %v, want %v", tc.url, err, tc.want)
 			}

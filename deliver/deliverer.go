@@ -25,9 +25,10 @@ type Deliverer struct {
 
 	signersMu sync.Mutex
 	signers   map[string]signerEntry
-	// signing bounds concurrent signatures to the cores: signing is pure
-	// CPU, and more signers than cores only add preemption.
-	signing chan struct{}
+	// signTurns bounds concurrent signatures to the cores: signing is pure
+	// CPU, and more signers than cores only add preemption. It serves the
+	// hosts with the longest backlog first (signturns.go).
+	signTurns *signTurns
 	// negotiated keeps the signature each host asked for with
 	// Accept-Signature and then accepted (negotiate.go).
 	negotiated negotiatedShapes
@@ -75,7 +76,7 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 		cfg = DefaultConfig()
 	}
 	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1),
-		signing: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		signTurns: newSignTurns(runtime.GOMAXPROCS(0))}
 	if queue == nil || keys == nil || c == nil {
 		return nil, invalid("queue, keys and client are required")
 	}
@@ -147,7 +148,7 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 	// Components handed over take the Deliverer's clock when they have
 	// none of their own (the Queue's Notify gets it on each call).
 	if ck, ok := keys.(*CachingSenderKeys); ok {
-		ck.inheritClock(x.Now)
+		ck.clock.Adopt(x.Now) // unless its own Config set one, or another Deliverer's came first
 	}
 	d.log = x.Logger
 	if d.log == nil {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"crypto"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/fedkit/fedkit/internal/clock"
 )
 
 // SenderKeys gives the deliverer the sender's signing key. The application
@@ -47,7 +48,7 @@ type CachingSenderKeys struct {
 	inner SenderKeys
 	cfg   CachingConfig
 	// clock is cfg.Now, or the clock of the first Deliverer handed c.
-	clock atomic.Pointer[func() time.Time]
+	clock *clock.Source
 
 	mu       sync.Mutex
 	entries  map[string]cachedKey
@@ -77,24 +78,11 @@ func NewCachingSenderKeys(inner SenderKeys, cfg *CachingConfig) *CachingSenderKe
 	if c.cfg.MaxEntries <= 0 {
 		c.cfg.MaxEntries = KeyCacheMaxEntriesDefault
 	}
-	if c.cfg.Now != nil {
-		c.clock.Store(&c.cfg.Now)
-	}
+	c.clock = clock.New(c.cfg.Now)
 	return c
 }
 
-// inheritClock gives c the clock of the Deliverer it is handed to, unless
-// its own Config set one or another Deliverer's came first.
-func (c *CachingSenderKeys) inheritClock(now func() time.Time) {
-	c.clock.CompareAndSwap(nil, &now)
-}
-
-func (c *CachingSenderKeys) now() time.Time {
-	if f := c.clock.Load(); f != nil {
-		return (*f)()
-	}
-	return time.Now()
-}
+func (c *CachingSenderKeys) now() time.Time { return c.clock.Now() }
 
 // Key implements SenderKeys.
 func (c *CachingSenderKeys) Key(ctx context.Context, keyID string) (crypto.Signer, error) {

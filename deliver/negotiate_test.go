@@ -208,7 +208,7 @@ func TestAcceptSignatureKeyID(t *testing.T) {
 			t.Cleanup(func() { _ = sim.Close() })
 			var gotKey atomic.Value
 			sim.SetHost("h.example", fedsim.Profile{Check: func(r *http.Request, _ []byte) (int, http.Header) {
-				if sigs, err := sig.ParseSignatures9421(r.Header); err == nil {
+				if sigs, err := sig.ParseRFC9421Signatures(r.Header); err == nil {
 					gotKey.Store(sigs[0].KeyID)
 					return 401, http.Header{"Accept-Signature": {`sig1=("@method" "@target-uri" "@authority" "content-digest");created;keyid="` + tc.keyID + `"`}}
 				}

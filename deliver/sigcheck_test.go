@@ -63,7 +63,7 @@ func (c *SignatureCheck) accepts(r *http.Request, body []byte) bool {
 	if res.Scheme != sig.SchemeRFC9421 {
 		return true
 	}
-	sigs, err := sig.ParseSignatures9421(r.Header)
+	sigs, err := sig.ParseRFC9421Signatures(r.Header)
 	if err != nil {
 		return false
 	}

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/internal/clock"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -90,7 +91,9 @@ type Config struct {
 	// to BackoffDefault (250 ms).
 	Backoff time.Duration
 	// Now is the clock for created, Date and Retry-After dates. Defaults
-	// to time.Now.
+	// to the clock of the Scheduler, Unregister or RunManual it is first
+	// handed to with one, else time.Now (the clock rule: set it once, on
+	// the outermost component).
 	Now func() time.Time
 	// Nonce returns a fresh signature nonce. Defaults to 24 random bytes,
 	// base64url without padding.
@@ -111,6 +114,7 @@ type Config struct {
 type Client struct {
 	key      crypto.Signer
 	cfg      Config
+	clock    *clock.Source
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
 
@@ -174,9 +178,8 @@ func (c *Client) withDefaults() error {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = BackoffDefault
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	c.clock = clock.New(cfg.Now)
+	cfg.Now = c.clock.Now
 	if cfg.Nonce == nil {
 		cfg.Nonce = randomNonce
 	}
@@ -420,8 +423,7 @@ func (c *Client) exchange(ctx context.Context, req *http.Request) (int, http.Hea
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		var tl *client.TooLargeError
-		if errors.As(err, &tl) {
+		if errors.Is(err, client.ErrTooLarge) {
 			return 0, nil, nil, &InvalidResponseError{StatusCode: resp.StatusCode, Reason: ReasonTooLarge}
 		}
 		return 0, nil, nil, c.transportError(ctx, err)
@@ -437,14 +439,13 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	var (
 		redir *client.RedirectError
 		many  *client.TooManyRedirectsError
-		tl    *client.TooLargeError
 	)
 	switch {
 	case errors.As(err, &redir):
 		return &InvalidResponseError{StatusCode: redir.StatusCode, Reason: ReasonRedirect}
 	case errors.As(err, &many):
 		return &InvalidResponseError{StatusCode: many.StatusCode, Reason: ReasonRedirect}
-	case errors.As(err, &tl):
+	case errors.Is(err, client.ErrTooLarge):
 		return &InvalidResponseError{StatusCode: 200, Reason: ReasonTooLarge}
 	}
 	c.cfg.Logger.Debug("directory: transport failure", "err", err)
@@ -518,7 +519,7 @@ func (c *Client) newRequest(ctx context.Context, origin string, v Version, op Op
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-Digest", sig.ContentDigest(body, sig.DigestSHA256))
 	req.Header.Set("Date", created.Format(http.TimeFormat))
-	err = sig.Sign9421(req, c.key, &sig.SignOpts{
+	err = sig.SignRFC9421(req, c.key, &sig.SignOpts{
 		Label:      SignatureLabel,
 		Components: signedComponents,
 		KeyID:      c.cfg.KeyID,

@@ -66,7 +66,9 @@ type SchedulerConfig struct {
 	// ReconcileTimeout is the total deadline of one reconciliation.
 	// Defaults to ReconcileTimeoutDefault.
 	ReconcileTimeout time.Duration
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock. Defaults to time.Now. The Client and
+	// MemoryStateStore handed to the Scheduler take it when they have no
+	// Now of their own.
 	Now func() time.Time
 	// Logger receives operator diagnostics. Defaults to discarding.
 	Logger *slog.Logger
@@ -133,6 +135,9 @@ func NewScheduler(lc Lifecycle, store StateStore, cfg *SchedulerConfig) (*Schedu
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	} else {
+		adoptClock(lc, c.Now)
+		adoptClock(store, c.Now)
 	}
 	log := c.Logger
 	if log == nil {

@@ -33,7 +33,9 @@ type ManualOpts struct {
 	// Lease tunes the lease. Its Wait defaults to ManualLeaseWaitDefault
 	// here: a busy scheduler finishes first.
 	Lease *LeaseOpts
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock. Defaults to time.Now. The Client and
+	// MemoryStateStore handed to RunManual take it when they have no Now
+	// of their own.
 	Now func() time.Time
 }
 
@@ -49,6 +51,9 @@ func RunManual(ctx context.Context, lc Lifecycle, cmd ManualCommand, origin stri
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	} else {
+		adoptClock(lc, o.Now)
+		adoptClock(o.Store, o.Now)
 	}
 	do := func(ctx context.Context) (*Result, error) {
 		switch cmd {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,12 +14,15 @@ var _ StateStore = (*MemoryStateStore)(nil)
 // MemoryStateStore is a StateStore for one process without Redis. Its leases
 // fence goroutines of that process only. The zero value is ready to use.
 type MemoryStateStore struct {
-	// Now is the clock for lease expiry and retention. Defaults to time.Now.
+	// Now is the clock for lease expiry and retention. Defaults to the
+	// clock of the Scheduler, Unregister or RunManual it is first handed
+	// to with one, else time.Now.
 	Now func() time.Time
 	// Retention is how long a record survives its last write. Defaults to
 	// StateRetentionDefault.
 	Retention time.Duration
 
+	adopted atomic.Pointer[func() time.Time]
 	mu      sync.Mutex
 	records map[string]memRecord
 	leases  map[string]memLease
@@ -37,6 +41,9 @@ type memLease struct {
 func (m *MemoryStateStore) now() time.Time {
 	if m.Now != nil {
 		return m.Now()
+	}
+	if p := m.adopted.Load(); p != nil {
+		return (*p)()
 	}
 	return time.Now()
 }

@@ -66,7 +66,9 @@ type UnregisterOpts struct {
 	Lease *LeaseOpts
 	// Call is passed to the client (interactive defaults when nil).
 	Call *CallOpts
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock. Defaults to time.Now. The Client and
+	// MemoryStateStore handed to Unregister take it when they have no Now
+	// of their own.
 	Now func() time.Time
 	// EditHook, for tests, runs at each step of the YAML edit; an error
 	// stops the edit as a crash would.
@@ -109,6 +111,9 @@ func Unregister(ctx context.Context, lc Lifecycle, origin string, opts *Unregist
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	} else {
+		adoptClock(lc, o.Now)
+		adoptClock(o.Store, o.Now)
 	}
 	if _, err := ParseOrigin(origin); err != nil {
 		return nil, err

@@ -53,8 +53,7 @@ func TestWalkDefaultPageLimit(t *testing.T) {
 	f := newFetcher(t, nil)
 	w := f.Walk(s.url("/outbox"), fetch.WalkLimits{})
 	got, err := collect(t, w)
-	var le *fetch.WalkLimitError
-	if !errors.As(err, &le) || len(got) != 100 || w.Pages() != 100 || le.Limits.Pages != fetch.WalkPagesDefault {
+	if !errors.Is(err, fetch.ErrWalkLimit) || len(got) != 100 || w.Pages() != 100 || w.Pages() != fetch.WalkPagesDefault {
 		t.Fatalf("items %d pages %d err %v", len(got), w.Pages(), err)
 	}
 }

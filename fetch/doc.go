@@ -51,7 +51,7 @@
 // requires the key and its owner to name each other on one origin, and
 // caches keys (TTL, size bound, one fetch for concurrent misses) and
 // failures. RefetchKey fetches a key again after a failed signature, at
-// most once per RefetchInterval; a 410 is a *KeyGoneError.
+// most once per RefetchInterval; a 410 matches ErrGone and sig.ErrGone.
 //
 //	keys, _ := fetch.NewKeyResolver(f, &fetch.KeyResolverConfig{Signer: instanceActor})
 //	v, _ := sig.NewVerifier(keys, nil)
@@ -68,6 +68,16 @@
 // valid eddsa-jcs-2022 proof (package sig) by a verification method of the
 // id's own DID, and only with authors under that DID. Other DID methods,
 // proof sets and chains, and gateway discovery are not supported.
+//
+// # Errors
+//
+// Each refusal is a sentinel matched with errors.Is (ErrContentType,
+// ErrIDMismatch, ErrAuthorOrigin, ErrCrossOriginPage, ErrWalkLimit, ErrNoKey,
+// ...), its message naming, bounded, the URL or id at fault; the client's
+// own failures (client.ErrBlocked, client.ErrTooLarge, ...) come through
+// as they are. A status other than the success expected is a *StatusError,
+// for its StatusCode and RetryAfter; it matches ErrNotFound, ErrGone and
+// ErrTemporary.
 //
 // # Telemetry
 //

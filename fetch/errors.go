@@ -8,23 +8,27 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/sig"
 )
 
-// Sentinels, matched with errors.Is. Typed errors below wrap them.
+// Sentinels, matched with errors.Is; the message says which URL or id and,
+// bounded, what the server sent. Only a status has a type of its own,
+// *StatusError, for its status code and Retry-After.
 var (
-	// ErrContentType: the response was not ActivityPub JSON (*ContentTypeError).
+	// ErrContentType: the response was not ActivityPub JSON.
 	ErrContentType = errors.New("fetch: not an ActivityPub document")
 	// ErrIDMismatch: the document's id disagrees with where it was fetched
-	// from, even after asking the id's own origin (*IDMismatchError).
+	// from, even after asking the id's own origin.
 	ErrIDMismatch = errors.New("fetch: document id mismatch")
 	// ErrAuthorOrigin: attributedTo or actor is on another origin than the
-	// document's id (*AuthorOriginError).
+	// document's id.
 	ErrAuthorOrigin = errors.New("fetch: author on another origin")
 	// ErrCrossOriginPage: a collection page is not on the collection's
-	// origin (*CrossOriginPageError).
+	// origin.
 	ErrCrossOriginPage = errors.New("fetch: collection page on another origin")
-	// ErrWalkLimit: a walk reached its WalkLimits (*WalkLimitError).
+	// ErrWalkLimit: a walk reached its WalkLimits with more to come;
+	// Walk.Pages and Walk.Items say how far it got.
 	ErrWalkLimit = errors.New("fetch: walk limit reached")
 	// ErrNotFound: the server answered 404 (*StatusError).
 	ErrNotFound = errors.New("fetch: not found")
@@ -100,121 +104,52 @@ func temporary(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
-// ContentTypeError is a response whose type is not ActivityPub.
-type ContentTypeError struct {
-	// URL is where the response came from.
-	URL string
-	// ContentType is the Content-Type it carried.
-	ContentType string
-}
-
-// Error implements error.
-func (e *ContentTypeError) Error() string {
-	return fmt.Sprintf("fetch: %s served %s, not ActivityPub", clip(e.URL), clip(e.ContentType))
-}
-
-// Unwrap returns ErrContentType.
-func (e *ContentTypeError) Unwrap() error { return ErrContentType }
-
-// IDMismatchError is a document whose id could not be trusted.
-type IDMismatchError struct {
-	URL string // where the document was served from
-	ID  string // the id it claims ("" when it has none)
-}
-
-// Error implements error.
-func (e *IDMismatchError) Error() string {
-	return fmt.Sprintf("fetch: document at %s has id %s", clip(e.URL), clip(e.ID))
-}
-
-// Unwrap returns ErrIDMismatch.
-func (e *IDMismatchError) Unwrap() error { return ErrIDMismatch }
-
-// AuthorOriginError is a document naming an author on another origin.
-type AuthorOriginError struct {
-	// ID is the document's id.
-	ID string
-	// Author is the attributedTo or actor on another origin.
-	Author string
-}
-
-// Error implements error.
-func (e *AuthorOriginError) Error() string {
-	return fmt.Sprintf("fetch: %s names author %s on another origin", clip(e.ID), clip(e.Author))
-}
-
-// Unwrap returns ErrAuthorOrigin.
-func (e *AuthorOriginError) Unwrap() error { return ErrAuthorOrigin }
-
-// CrossOriginPageError is a collection page off the collection's origin.
-type CrossOriginPageError struct {
-	Origin string // the origin the walk keeps to
-	// Page is the page URL off that origin.
-	Page string
-}
-
-// Error implements error.
-func (e *CrossOriginPageError) Error() string {
-	return fmt.Sprintf("fetch: page %s is not on %s", clip(e.Page), clip(e.Origin))
-}
-
-// Unwrap returns ErrCrossOriginPage.
-func (e *CrossOriginPageError) Unwrap() error { return ErrCrossOriginPage }
-
-// WalkLimitError ends a walk that reached its limits.
-type WalkLimitError struct {
-	Pages, Items int // what was read
-	// Limits are the limits in force.
-	Limits WalkLimits
-}
-
-// Error implements error.
-func (e *WalkLimitError) Error() string {
-	return fmt.Sprintf("fetch: walk stopped after %d pages and %d items (limits %d, %d)", e.Pages, e.Items, e.Limits.Pages, e.Limits.Items)
-}
-
-// Unwrap returns ErrWalkLimit.
-func (e *WalkLimitError) Unwrap() error { return ErrWalkLimit }
-
-// ErrNoKey: a key's document does not publish it for its owner
-// (*NoKeyError).
-var ErrNoKey = errors.New("fetch: document does not publish the key")
+// ErrNoKey: a key that its documents do not establish: missing, owned by
+// another actor, on another origin, or not listed by its owner.
+var ErrNoKey = errors.New("fetch: key not established by its documents")
 
 // ErrRefetchTooSoon: KeyResolver.RefetchKey was asked for a key fetched
 // less than KeyResolverConfig.RefetchInterval ago.
 var ErrRefetchTooSoon = errors.New("fetch: key fetched too recently to refetch")
 
-// NoKeyError is a key that its documents do not establish: missing, owned
-// by another actor, on another origin, or not listed by its owner.
-type NoKeyError struct {
-	// KeyID is the key asked for.
-	KeyID string
-	// Reason is a fixed phrase saying which rule failed.
-	Reason string
+// The failures below carry remote text, so they are built here, bounded.
+
+func contentTypeError(url, contentType string) error {
+	return fmt.Errorf("%w: %s served %s", ErrContentType, clip(url), clip(contentType))
 }
 
-// Error implements error.
-func (e *NoKeyError) Error() string {
-	return fmt.Sprintf("fetch: key %s: %s", clip(e.KeyID), e.Reason)
+// idMismatch: the document at url claims id ("" when it has none).
+func idMismatch(url, id string) error {
+	return fmt.Errorf("%w: document at %s has id %s", ErrIDMismatch, clip(url), clip(id))
 }
 
-// Unwrap returns ErrNoKey.
-func (e *NoKeyError) Unwrap() error { return ErrNoKey }
+func authorOriginError(id, author string) error {
+	return fmt.Errorf("%w: %s names author %s", ErrAuthorOrigin, clip(id), clip(author))
+}
 
-// KeyGoneError is a key whose document or owner answered 410 Gone: the
-// account was deleted. It matches ErrGone and sig.ErrGone, so an inbox
+// crossOriginPage: page is off origin, the one the walk keeps to.
+func crossOriginPage(origin, page string) error {
+	return fmt.Errorf("%w: page %s is not on %s", ErrCrossOriginPage, clip(page), clip(origin))
+}
+
+// noKey: reason is a fixed phrase saying which rule failed.
+func noKey(keyID, reason string) error {
+	return fmt.Errorf("%w: key %s: %s", ErrNoKey, clip(keyID), reason)
+}
+
+// tooLarge is a document over a cap of this package's (the client's own
+// cap fails as client.ErrTooLarge too).
+func tooLarge(url string, limit int64) error {
+	return fmt.Errorf("fetch: %w: %s over %d bytes", client.ErrTooLarge, clip(url), limit)
+}
+
+// keyGoneError is a key whose document or owner (url) answered 410 Gone:
+// the account was deleted. It matches ErrGone and sig.ErrGone, so an inbox
 // (package sig/inbox) can accept the account's own Delete as Mastodon does.
-type KeyGoneError struct {
-	// KeyID is the key asked for.
-	KeyID string
-	// URL is the document that answered 410.
-	URL string
+type keyGoneError struct{ keyID, url string }
+
+func (e *keyGoneError) Error() string {
+	return fmt.Sprintf("fetch: key %s: %s is gone", clip(e.keyID), clip(e.url))
 }
 
-// Error implements error.
-func (e *KeyGoneError) Error() string {
-	return fmt.Sprintf("fetch: key %s: %s is gone", clip(e.KeyID), clip(e.URL))
-}
-
-// Is matches ErrGone and sig.ErrGone.
-func (e *KeyGoneError) Is(target error) bool { return target == ErrGone || target == sig.ErrGone }
+func (e *keyGoneError) Is(target error) bool { return target == ErrGone || target == sig.ErrGone }

@@ -11,6 +11,7 @@ import (
 	"github.com/fedkit/fedkit/sig"
 )
 
+// ExampleNewKeyResolver resolves the keys of signed requests to an inbox.
 func ExampleNewKeyResolver() {
 	c, _ := client.New(nil)
 	f, _ := fetch.New(c, nil)
@@ -24,6 +25,7 @@ func ExampleNewKeyResolver() {
 	http.Handle("POST /inbox", v.Middleware(http.NotFoundHandler()))
 }
 
+// ExampleKeyResolver_RefetchKey verifies again after a key rotation.
 func ExampleKeyResolver_RefetchKey() {
 	c, _ := client.New(nil)
 	f, _ := fetch.New(c, nil)
@@ -43,7 +45,8 @@ func ExampleKeyResolver_RefetchKey() {
 	_ = verify
 }
 
-func ExampleKeyGoneError() {
+// ExampleKeyResolver_ResolveKey tells a deleted account from other failures.
+func ExampleKeyResolver_ResolveKey() {
 	c, _ := client.New(nil)
 	f, _ := fetch.New(c, nil)
 	keys, _ := fetch.NewKeyResolver(f, nil)
@@ -54,6 +57,8 @@ func ExampleKeyGoneError() {
 	}
 }
 
+// ExampleFetcher_Refetch believes a relayed activity only as its own origin
+// serves it.
 func ExampleFetcher_Refetch() {
 	c, _ := client.New(nil)
 	f, _ := fetch.New(c, nil)
@@ -64,4 +69,14 @@ func ExampleFetcher_Refetch() {
 		return // the origin serves something else under that id
 	}
 	_ = body
+}
+
+// ExampleKeyResolver_Forget drops a cached key, for when its actor is known
+// to have changed it.
+func ExampleKeyResolver_Forget() {
+	c, _ := client.New(nil)
+	f, _ := fetch.New(c, nil)
+	keys, _ := fetch.NewKeyResolver(f, nil)
+	id, _ := sig.ParseKeyID("https://social.example/users/alice#main-key")
+	keys.Forget(id) // the next ResolveKey fetches it afresh
 }

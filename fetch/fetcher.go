@@ -55,10 +55,10 @@ type Config struct {
 	// (Fedify's draft-cavage verifier is RSA-only and answers 500), else
 	// FirstSchemeDefault (draft-cavage).
 	FirstScheme sig.Scheme
-	// Schemes remembers per host which scheme worked. A deliver.
-	// MemorySchemeStore fits, so deliveries and fetches can share one.
-	// Defaults to a MemorySchemeStore of SchemeMemoryMaxDefault hosts.
-	Schemes SchemeStore
+	// Schemes remembers per host which scheme worked; the Deliverer's
+	// store fits, so deliveries and fetches can share one. Defaults to a
+	// sig.HostSchemes of sig.HostSchemesMaxDefault hosts.
+	Schemes sig.SchemeStore
 	// MaxDocumentBytes caps a JSON document. Defaults to MaxDocumentBytesDefault.
 	MaxDocumentBytes int64
 	// MaxHTMLBytes caps how much of a web page is read looking for an
@@ -116,7 +116,7 @@ func New(c *client.Client, cfg *Config) (*Fetcher, error) {
 		return nil, fmt.Errorf("fetch: New: unknown FirstScheme %d", conf.FirstScheme)
 	}
 	if conf.Schemes == nil {
-		conf.Schemes = NewMemorySchemeStore(0)
+		conf.Schemes = sig.NewHostSchemes(0)
 	}
 	if conf.MaxDocumentBytes <= 0 {
 		conf.MaxDocumentBytes = MaxDocumentBytesDefault
@@ -152,7 +152,7 @@ type response struct {
 type getOpts struct {
 	accept string
 	sign   bool
-	// max caps the body; over it is a *client.TooLargeError unless
+	// max caps the body; over it is client.ErrTooLarge unless
 	// truncate is set, when the first max bytes are kept.
 	max      int64
 	truncate bool
@@ -204,7 +204,7 @@ func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip
 	f.seenAlive(ctx, resp.Request.URL.Host)
 	max := o.max
 	if resp.ContentLength > max && !o.truncate {
-		return nil, &client.TooLargeError{Limit: max, ContentLength: resp.ContentLength}
+		return nil, tooLarge(raw, max)
 	}
 	if resp.ContentLength > max {
 		r.truncated = true
@@ -226,7 +226,7 @@ func (f *Fetcher) getTraced(ctx context.Context, raw string, o getOpts, tr *trip
 	}
 	if n > max {
 		if !o.truncate {
-			return nil, &client.TooLargeError{Limit: max, ContentLength: -1}
+			return nil, tooLarge(raw, max)
 		}
 		buf.Truncate(int(max))
 		r.truncated = true

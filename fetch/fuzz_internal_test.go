@@ -170,8 +170,7 @@ func FuzzWalkEmbedded(f *testing.F) {
 				break
 			}
 			if err != nil {
-				var le *WalkLimitError
-				if !errors.As(err, &le) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrCrossOriginPage) &&
+				if !errors.Is(err, ErrWalkLimit) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrCrossOriginPage) &&
 					!errors.Is(err, ErrUnsupported) && !isNetErr(err) {
 					t.Fatalf("walk ended with an undocumented error: %v", err)
 				}

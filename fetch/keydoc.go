@@ -153,12 +153,12 @@ func parseKeyDocument(raw []byte, docID string, id sig.KeyID) (key *sig.Key, own
 		return nil, "", err
 	}
 	if !sameOriginIDs(id.String(), docID) {
-		return nil, "", &NoKeyError{KeyID: id.String(), Reason: "document on another origin"}
+		return nil, "", noKey(id.String(), "document on another origin")
 	}
 	if k, ok := d.find(id.String()); ok && k.hasMaterial() {
 		// An actor listing the key.
 		if !k.ownedBy(docID) {
-			return nil, "", &NoKeyError{KeyID: id.String(), Reason: "key owned by another actor"}
+			return nil, "", noKey(id.String(), "key owned by another actor")
 		}
 		pub, err := k.public()
 		if err != nil {
@@ -170,10 +170,10 @@ func parseKeyDocument(raw []byte, docID string, id sig.KeyID) (key *sig.Key, own
 		// A stand-alone key document: its owner must list it too.
 		o := d.owner()
 		if o == "" {
-			return nil, "", &NoKeyError{KeyID: id.String(), Reason: "key document names no owner"}
+			return nil, "", noKey(id.String(), "key document names no owner")
 		}
 		if !sameOriginIDs(o, docID) {
-			return nil, "", &NoKeyError{KeyID: id.String(), Reason: "owner on another origin"}
+			return nil, "", noKey(id.String(), "owner on another origin")
 		}
 		pub, err := d.public()
 		if err != nil {
@@ -181,7 +181,7 @@ func parseKeyDocument(raw []byte, docID string, id sig.KeyID) (key *sig.Key, own
 		}
 		return &sig.Key{Public: pub, Owner: o}, o, nil
 	}
-	return nil, "", &NoKeyError{KeyID: id.String(), Reason: "document does not publish the key"}
+	return nil, "", noKey(id.String(), "document does not publish the key")
 }
 
 // checkKeyOwner checks that the owner document raw (established id
@@ -193,11 +193,11 @@ func checkKeyOwner(raw []byte, ownerID string, id sig.KeyID, key *sig.Key) error
 		return err
 	}
 	if ownerID != key.Owner {
-		return &NoKeyError{KeyID: id.String(), Reason: "owner document has another id"}
+		return noKey(id.String(), "owner document has another id")
 	}
 	k, ok := d.find(id.String())
 	if !ok || !k.ownedBy(ownerID) {
-		return &NoKeyError{KeyID: id.String(), Reason: "owner does not list the key"}
+		return noKey(id.String(), "owner does not list the key")
 	}
 	if k.hasMaterial() {
 		pub, err := k.public()
@@ -205,7 +205,7 @@ func checkKeyOwner(raw []byte, ownerID string, id sig.KeyID, key *sig.Key) error
 			return err
 		}
 		if !samePublic(pub, key.Public) {
-			return &NoKeyError{KeyID: id.String(), Reason: "owner lists another key under that id"}
+			return noKey(id.String(), "owner lists another key under that id")
 		}
 	}
 	return nil

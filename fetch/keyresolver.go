@@ -68,8 +68,8 @@ type KeyResolverConfig struct {
 //
 // and in either case the key and its owner name each other on one origin.
 // The Key's Owner is the actor. Keys are kept for TTL, failures for
-// NegativeTTL; concurrent misses for one key share one fetch. A 410 is a
-// *KeyGoneError (errors.Is sig.ErrGone). It is safe for concurrent use;
+// NegativeTTL; concurrent misses for one key share one fetch. A 410 is an
+// error matching ErrGone and sig.ErrGone. It is safe for concurrent use;
 // the returned *sig.Key is shared and must not be modified.
 type KeyResolver struct {
 	docs  Lookuper
@@ -290,10 +290,10 @@ func (r *KeyResolver) fetch(ctx context.Context, id sig.KeyID) (*sig.Key, error)
 	return key, nil
 }
 
-// gone turns a 410 into a *KeyGoneError and labels other failures.
+// gone turns a 410 into a keyGoneError and labels other failures.
 func gone(id sig.KeyID, url string, err error) error {
 	if errors.Is(err, ErrGone) {
-		return &KeyGoneError{KeyID: id.String(), URL: url}
+		return &keyGoneError{keyID: id.String(), url: url}
 	}
 	return fmt.Errorf("fetch: key %s: %w", clip(id.String()), err)
 }

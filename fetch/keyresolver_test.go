@@ -227,9 +227,8 @@ func TestKeyResolverGone(t *testing.T) {
 	docs.fail(actor, &fetch.StatusError{URL: actor, StatusCode: 410})
 	r, _ := fetch.NewKeyResolver(docs, nil)
 	_, err := r.ResolveKey(context.Background(), mustKeyID(t, actor+"#main-key"))
-	var ge *fetch.KeyGoneError
-	if !errors.As(err, &ge) || !errors.Is(err, sig.ErrGone) || !errors.Is(err, fetch.ErrGone) || ge.URL != actor {
-		t.Fatalf("err = %v; want a *KeyGoneError for %s", err, actor)
+	if !errors.Is(err, sig.ErrGone) || !errors.Is(err, fetch.ErrGone) || !strings.Contains(err.Error(), actor) {
+		t.Fatalf("err = %v; want ErrGone and sig.ErrGone naming %s", err, actor)
 	}
 	// A gone owner of a key document is gone as well.
 	_, pem, _ := edKey(t)

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/fedkit/fedkit/client"
 	"github.com/fedkit/fedkit/origin"
 )
 
@@ -288,14 +287,14 @@ func (f *Fetcher) lookupHead(ctx context.Context, rawURL string, discover bool) 
 		return d, h, nil
 	}
 	if h.ID == "" {
-		return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: ""}
+		return nil, nil, idMismatch(resp.url.String(), "")
 	}
 	// Parsed once: the id's origin is compared with the URL's and with
 	// every author's.
 	idOrigin, idErr := origin.Parse(h.ID)
 	if !sameOrigin(idOrigin, idErr, resp.url) {
 		if !isHTTP(h.ID) {
-			return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+			return nil, nil, idMismatch(resp.url.String(), h.ID)
 		}
 		// Another origin's object: ask its owner, once.
 		id := h.ID
@@ -309,7 +308,7 @@ func (f *Fetcher) lookupHead(ctx context.Context, rawURL string, discover bool) 
 		}
 		idOrigin, idErr = origin.Parse(h.ID)
 		if h.ID != id || !sameOrigin(idOrigin, idErr, resp.url) {
-			return nil, nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+			return nil, nil, idMismatch(resp.url.String(), h.ID)
 		}
 	}
 	if err := checkAuthors(h, idOrigin); err != nil {
@@ -335,7 +334,7 @@ func checkAuthors(h *head, idOrigin origin.Origin) error {
 	for _, prop := range []json.RawMessage{h.AttributedTo, h.Actor} {
 		for _, a := range iris(prop) {
 			if !sameOwner(a, h.ID, idOrigin) {
-				return &AuthorOriginError{ID: h.ID, Author: a}
+				return authorOriginError(h.ID, a)
 			}
 		}
 	}
@@ -379,7 +378,7 @@ func (f *Fetcher) getDocument(ctx context.Context, rawURL string, discover bool)
 	ct := resp.header.Get("Content-Type")
 	if IsActivityPub(ct) {
 		if resp.truncated || int64(len(resp.body)) > f.cfg.MaxDocumentBytes {
-			return nil, &client.TooLargeError{Limit: f.cfg.MaxDocumentBytes, ContentLength: -1}
+			return nil, tooLarge(rawURL, f.cfg.MaxDocumentBytes)
 		}
 		return resp, nil
 	}
@@ -393,7 +392,7 @@ func (f *Fetcher) getDocument(ctx context.Context, rawURL string, discover bool)
 			}
 		}
 	}
-	return nil, &ContentTypeError{URL: resp.url.String(), ContentType: ct}
+	return nil, contentTypeError(resp.url.String(), ct)
 }
 
 func isHTML(ct string) bool {

@@ -126,7 +126,7 @@ func TestGoToSocialSignedFetchEd25519LearnsCavage(t *testing.T) {
 // about the document, and the status is the one it gave.
 func TestSignedFetchRememberedSchemeNoSecondKnock(t *testing.T) {
 	t.Parallel()
-	store := fetch.NewMemorySchemeStore(0)
+	store := sig.NewHostSchemes(0)
 	calls := 0
 	refuseAfterFirst := func(scheme, _ string) int {
 		calls++

@@ -92,7 +92,7 @@ func (f *Fetcher) LookupPortable(ctx context.Context, apURL string) (*Document, 
 			return nil, err
 		}
 		if !samePortable(h.ID, apURL) {
-			return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+			return nil, idMismatch(resp.url.String(), h.ID)
 		}
 		return f.portableDocument(resp, h)
 	}
@@ -110,7 +110,7 @@ func samePortable(a, b string) bool {
 func (f *Fetcher) portableDocument(resp *response, h *head) (*Document, error) {
 	did, ok := portableAuthority(h.ID)
 	if !ok {
-		return nil, &IDMismatchError{URL: resp.url.String(), ID: h.ID}
+		return nil, idMismatch(resp.url.String(), h.ID)
 	}
 	pub, err := didKeyEd25519(did)
 	if err != nil {

@@ -12,7 +12,7 @@ func (f *Fetcher) Refetch(ctx context.Context, id string) ([]byte, error) {
 		return nil, err
 	}
 	if d.ID != id {
-		return nil, &IDMismatchError{URL: d.URL.String(), ID: d.ID}
+		return nil, idMismatch(d.URL.String(), d.ID)
 	}
 	return d.Raw, nil
 }

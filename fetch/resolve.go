@@ -22,7 +22,7 @@ type Resolved struct {
 	// Actor is the href of the first ActivityPub self link.
 	Actor string
 	// Actors are all ActivityPub self links with their types.
-	Actors []Self
+	Actors []ActorLink
 }
 
 // Resolve resolves a handle as Mastodon's ResolveAccountService does before

@@ -162,38 +162,13 @@ func TestSignedFetchReSignsRedirectHops(t *testing.T) {
 	}
 }
 
-func TestMemorySchemeStore(t *testing.T) {
-	t.Parallel()
-	m := fetch.NewMemorySchemeStore(2)
-	ctx := context.Background()
-	_ = m.SetScheme(ctx, "a", sig.SchemeCavage)
-	_ = m.SetScheme(ctx, "b", sig.SchemeRFC9421)
-	if s, ok, _ := m.Scheme(ctx, "a"); !ok || s != sig.SchemeCavage { // a is now most recent
-		t.Fatal("a forgotten")
-	}
-	_ = m.SetScheme(ctx, "c", sig.SchemeCavage) // evicts b, the least recently used
-	if _, ok, _ := m.Scheme(ctx, "b"); ok {
-		t.Fatal("b kept beyond the bound")
-	}
-	if m.Len() != 2 {
-		t.Fatalf("Len = %d", m.Len())
-	}
-	_ = m.SetScheme(ctx, "a", sig.SchemeRFC9421)
-	if s, _, _ := m.Scheme(ctx, "a"); s != sig.SchemeRFC9421 {
-		t.Fatal("update lost")
-	}
-	if fetch.NewMemorySchemeStore(0) == nil {
-		t.Fatal("default store")
-	}
-}
-
 func TestWithSigner(t *testing.T) {
 	t.Parallel()
 	sg := newSigning(t)
 	s := newSite(t, "secure.test")
 	af := &authorizedFetch{}
 	s.mux.HandleFunc("/note", af.handler(sg, map[sig.Scheme]bool{sig.SchemeRFC9421: true}, s.expand(`{"id":"{base}/note","type":"Note"}`)))
-	store := fetch.NewMemorySchemeStore(0)
+	store := sig.NewHostSchemes(0)
 	unsigned := newFetcher(t, &fetch.Config{Schemes: store})
 	if _, err := unsigned.Lookup(context.Background(), s.url("/note")); err == nil {
 		t.Fatal("unsigned fetch accepted")

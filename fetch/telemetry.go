@@ -192,12 +192,7 @@ func (tr *trip) end(ctx context.Context, status int, err error) {
 // too_many_redirects, redirect_loop, scheme_downgrade, timeout, canceled,
 // transport, or _OTHER (a signer's own failure among them).
 func errorType(err error) string {
-	var (
-		tooLarge *client.TooLargeError
-		tooMany  *client.TooManyRedirectsError
-		down     *client.SchemeDowngradeError
-		ne       net.Error
-	)
+	var ne net.Error
 	switch {
 	case errors.Is(err, ErrBudgetExhausted):
 		return "budget"
@@ -207,13 +202,13 @@ func errorType(err error) string {
 		return "blocked"
 	case errors.Is(err, client.ErrHiddenService):
 		return "hidden_service"
-	case errors.As(err, &tooLarge), errors.Is(err, client.ErrTooLarge):
+	case errors.Is(err, client.ErrTooLarge):
 		return "too_large"
-	case errors.As(err, &tooMany), errors.Is(err, client.ErrTooManyRedirects):
+	case errors.Is(err, client.ErrTooManyRedirects):
 		return "too_many_redirects"
 	case errors.Is(err, client.ErrRedirectLoop):
 		return "redirect_loop"
-	case errors.As(err, &down), errors.Is(err, client.ErrSchemeDowngrade):
+	case errors.Is(err, client.ErrSchemeDowngrade):
 		return "scheme_downgrade"
 	case errors.Is(err, client.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "timeout"

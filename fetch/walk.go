@@ -128,7 +128,7 @@ func (w *Walk) Items() int { return w.items }
 // collection (or when a page seen before comes round again, or at an empty
 // page once totalItems were read, or after WalkLimits.EmptyPages empty
 // pages in a row), a
-// *WalkLimitError when the limits stop it with more to come, and any
+// ErrWalkLimit when the limits stop it with more to come, and any
 // fetch or origin error that ended it.
 func (w *Walk) Next(ctx context.Context) (Item, error) {
 	for len(w.buf) == 0 {
@@ -189,7 +189,7 @@ func (w *Walk) NextPage(ctx context.Context) ([]Item, error) {
 }
 
 func (w *Walk) limit() error {
-	return &WalkLimitError{Pages: w.pages, Items: w.items, Limits: w.lim}
+	return fmt.Errorf("%w: stopped after %d pages and %d items (limits %d, %d)", ErrWalkLimit, w.pages, w.items, w.lim.Pages, w.lim.Items)
 }
 
 // limitOrEOF ends a walk at its item limit: a limit error when more would
@@ -256,7 +256,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			}
 		} else {
 			if w.origin != "" && !w.onOrigin(w.start) {
-				return nil, &CrossOriginPageError{Origin: w.origin, Page: w.start}
+				return nil, crossOriginPage(w.origin, w.start)
 			}
 			d, h, err := w.f.lookupHead(ctx, w.start, false)
 			if err != nil {
@@ -265,7 +265,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			if w.origin == "" {
 				w.setOrigin(d.ID)
 			} else if !w.onOrigin(d.ID) {
-				return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
+				return nil, crossOriginPage(w.origin, d.ID)
 			}
 			p = h
 		}
@@ -309,14 +309,14 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			return nil, io.EOF
 		}
 		if !w.onOrigin(iri) {
-			return nil, &CrossOriginPageError{Origin: w.origin, Page: iri}
+			return nil, crossOriginPage(w.origin, iri)
 		}
 		d, h, err := w.f.lookupHead(ctx, iri, false)
 		if err != nil {
 			return nil, err
 		}
 		if !w.onOrigin(d.ID) {
-			return nil, &CrossOriginPageError{Origin: w.origin, Page: d.ID}
+			return nil, crossOriginPage(w.origin, d.ID)
 		}
 		w.seen[iri] = true
 		p = h
@@ -332,7 +332,7 @@ func (w *Walk) readOne(ctx context.Context) ([]Item, error) {
 			return nil, io.EOF
 		}
 		if !w.onOrigin(p.ID) {
-			return nil, &CrossOriginPageError{Origin: w.origin, Page: p.ID}
+			return nil, crossOriginPage(w.origin, p.ID)
 		}
 		w.seen[p.ID] = true
 	}

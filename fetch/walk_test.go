@@ -166,9 +166,8 @@ func TestWalk(t *testing.T) {
 		if !errors.Is(err, fetch.ErrWalkLimit) || len(got) != 5 || got[4].IRI != iri("/items/4") {
 			t.Fatalf("got %d items, %v", len(got), err)
 		}
-		var le *fetch.WalkLimitError
-		if !errors.As(err, &le) || le.Items != 5 {
-			t.Fatalf("limit error %#v", err)
+		if !strings.Contains(err.Error(), "5 items") {
+			t.Fatalf("limit error %v does not say how far the walk got", err)
 		}
 	})
 }

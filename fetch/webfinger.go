@@ -143,8 +143,8 @@ func ParseJRD(b []byte) (*JRD, error) {
 	return j, nil
 }
 
-// Self is an ActivityPub actor a WebFinger answer names.
-type Self struct {
+// ActorLink is a WebFinger self link naming an ActivityPub actor.
+type ActorLink struct {
 	// Href is the actor's URL.
 	Href string
 	// Type is the link's media type.
@@ -162,11 +162,11 @@ var selfTypes = map[string]bool{
 
 // Actors returns the self links with an ActivityPub type, in order. Lemmy
 // names both a user and a community for one name.
-func (j *JRD) Actors() []Self {
-	var out []Self
+func (j *JRD) Actors() []ActorLink {
+	var out []ActorLink
 	for _, l := range j.Links {
 		if l.Rel == "self" && selfTypes[l.Type] && l.Href != "" {
-			out = append(out, Self{Href: l.Href, Type: l.Type, ActorType: l.Properties[ASTypeProperty]})
+			out = append(out, ActorLink{Href: l.Href, Type: l.Type, ActorType: l.Properties[ASTypeProperty]})
 		}
 	}
 	return out

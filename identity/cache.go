@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/internal/clock"
 )
 
 // CacheEntry is one cached identity and when it stops being served.
@@ -173,7 +175,9 @@ type CacheConfig struct {
 	// entries go first, then the oldest. Defaults to
 	// NegativeMaxEntriesDefault.
 	NegativeMaxEntries int
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock of every expiry. Defaults to the Refresher's clock
+	// when the Cache is its RefresherConfig.Cache, else time.Now; an
+	// HTTPResolver wrapped with no Now of its own takes this clock.
 	Now func() time.Time
 }
 
@@ -190,6 +194,7 @@ type Cache struct {
 	inner    Resolver
 	store    CacheStore
 	cfg      CacheConfig
+	clock    *clock.Source
 	negative *expiring[negativeEntry] // nil when off
 }
 
@@ -226,9 +231,9 @@ func NewCache(inner Resolver, store CacheStore, cfg *CacheConfig) (*Cache, error
 	if c.cfg.NegativeMaxEntries <= 0 {
 		c.cfg.NegativeMaxEntries = NegativeMaxEntriesDefault
 	}
-	if c.cfg.Now == nil {
-		c.cfg.Now = time.Now
-	}
+	c.clock = clock.New(c.cfg.Now)
+	c.cfg.Now = c.clock.Now
+	adoptClock(inner, c.cfg.Now)
 	if c.cfg.NegativeTTL > 0 {
 		c.negative = newExpiring[negativeEntry](c.cfg.NegativeTTL, c.cfg.NegativeMaxEntries)
 	}

@@ -130,7 +130,9 @@ type RefresherConfig struct {
 	DebounceTTL time.Duration
 	// DebounceMaxEntries caps the debounce. Defaults to DebounceMaxEntriesDefault.
 	DebounceMaxEntries int
-	// Now is the clock for the debounce. Defaults to time.Now.
+	// Now is the clock for the debounce. Defaults to time.Now. The resolver
+	// and Cache handed to the Refresher take it when they have no Now of
+	// their own.
 	Now func() time.Time
 	// Logger receives one line per refresh outcome at debug level.
 	// Defaults to discarding.
@@ -202,6 +204,9 @@ func NewRefresher(resolver Resolver, store Store, cfg *RefresherConfig) (*Refres
 	}
 	if r.cfg.Now == nil {
 		r.cfg.Now = time.Now
+	} else {
+		adoptClock(resolver, r.cfg.Now)
+		adoptClock(r.cfg.Cache, r.cfg.Now)
 	}
 	if r.cfg.Logger == nil {
 		r.cfg.Logger = slog.New(slog.DiscardHandler)

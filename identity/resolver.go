@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/client"
+	"github.com/fedkit/fedkit/internal/clock"
 )
 
 // Resolver resolves atproto identities. The Refresher needs an uncached one
@@ -68,7 +69,9 @@ type ResolverConfig struct {
 	// harness points every host at one local listener. Defaults to
 	// "https://" + host.
 	HostURL func(host string) string
-	// Now stamps Identity.ResolvedAt. Defaults to time.Now.
+	// Now stamps Identity.ResolvedAt. Defaults to the clock of the Cache
+	// or Refresher the resolver is handed to, else time.Now (the project's
+	// clock rule: set it once, on the outermost component).
 	Now func() time.Time
 	// Logger receives debug logs. Defaults to discarding.
 	Logger *slog.Logger
@@ -78,9 +81,10 @@ type ResolverConfig struct {
 // directory or did:web hosts, handles through DNS TXT then well-known, all
 // through the guarded client.
 type HTTPResolver struct {
-	c   *client.Client
-	txt TXTResolver
-	cfg ResolverConfig
+	c     *client.Client
+	txt   TXTResolver
+	cfg   ResolverConfig
+	clock *clock.Source
 }
 
 var _ Resolver = (*HTTPResolver)(nil)
@@ -118,9 +122,8 @@ func NewResolver(c *client.Client, txt TXTResolver, cfg *ResolverConfig) (*HTTPR
 	if r.cfg.HostURL == nil {
 		r.cfg.HostURL = func(host string) string { return "https://" + host }
 	}
-	if r.cfg.Now == nil {
-		r.cfg.Now = time.Now
-	}
+	r.clock = clock.New(r.cfg.Now)
+	r.cfg.Now = r.clock.Now
 	if r.cfg.Logger == nil {
 		r.cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -306,4 +309,20 @@ func (r *HTTPResolver) get(ctx context.Context, u, host, accept string, limit in
 		return nil, 0, ErrDocumentTooLarge
 	}
 	return body, resp.StatusCode, nil
+}
+
+// adoptClock hands now to x when x is one of this package's components
+// and keeps no clock of its own (the clock rule, internal/clock).
+func adoptClock(x any, now func() time.Time) {
+	switch v := x.(type) {
+	case *HTTPResolver:
+		if v != nil {
+			v.clock.Adopt(now)
+		}
+	case *Cache:
+		if v != nil {
+			v.clock.Adopt(now)
+			adoptClock(v.inner, now)
+		}
+	}
 }

@@ -241,7 +241,7 @@ func (s *Signer) SignAccepted(req *http.Request, a *AcceptSignature) error {
 			return fmt.Errorf("sig: nonce: %w", err)
 		}
 	}
-	if err := Sign9421(req, s.key, o); err != nil {
+	if err := SignRFC9421(req, s.key, o); err != nil {
 		return err
 	}
 	return nil

@@ -120,7 +120,7 @@ func TestSignAcceptedRFCExample(t *testing.T) {
 	if err := sig.VerifyContentDigest(req.Header["Content-Digest"], []byte(`{"hello": "world"}`)); err != nil {
 		t.Fatalf("Content-Digest %q: %v", req.Header.Get("Content-Digest"), err)
 	}
-	sigs, err := sig.ParseSignatures9421(req.Header)
+	sigs, err := sig.ParseRFC9421Signatures(req.Header)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSignAcceptedRFCExample(t *testing.T) {
 	if want := []string{`"@method"`, `"@target-uri"`, `"@authority"`, `"content-digest"`, `"cache-control"`}; !slices.Equal(got.Components(), want) {
 		t.Fatalf("components %v, want %v", got.Components(), want)
 	}
-	if err := sig.Verify9421(req, got, mustPub(t, rfcKeyRSAPSSPublic), ""); err != nil {
+	if err := sig.VerifyRFC9421(req, got, mustPub(t, rfcKeyRSAPSSPublic), ""); err != nil {
 		t.Fatalf("does not verify: %v", err)
 	}
 }

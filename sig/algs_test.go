@@ -13,9 +13,9 @@ import (
 	"github.com/fedkit/fedkit/sig"
 )
 
-// TestAlgorithms9421 signs and verifies with each RFC 9421 algorithm and
+// TestAlgorithmsRFC9421 signs and verifies with each RFC 9421 algorithm and
 // checks that a key cannot be used under another key type's algorithm.
-func TestAlgorithms9421(t *testing.T) {
+func TestAlgorithmsRFC9421(t *testing.T) {
 	t.Parallel()
 	rsaKey := testRSAKey(t)
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -36,7 +36,7 @@ func TestAlgorithms9421(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.alg, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", "https://b.example/x", nil)
-			err := sig.Sign9421(req, tc.key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: "k", Alg: tc.alg, Created: t0})
+			err := sig.SignRFC9421(req, tc.key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: "k", Alg: tc.alg, Created: t0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,20 +44,20 @@ func TestAlgorithms9421(t *testing.T) {
 			if s.Alg != tc.alg {
 				t.Fatalf("alg parameter %q", s.Alg)
 			}
-			if err := sig.Verify9421(req, s, tc.pub, ""); err != nil {
+			if err := sig.VerifyRFC9421(req, s, tc.pub, ""); err != nil {
 				t.Fatalf("verify: %v", err)
 			}
-			if err := sig.Verify9421(req, s, tc.pub, tc.also); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
+			if err := sig.VerifyRFC9421(req, s, tc.pub, tc.also); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
 				t.Fatalf("pinned %s: %v", tc.also, err)
 			}
 			s.Alg = tc.also // as if the alg parameter lied
-			if err := sig.Verify9421(req, s, tc.pub, ""); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
+			if err := sig.VerifyRFC9421(req, s, tc.pub, ""); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
 				t.Fatalf("alg %s with this key: %v", tc.also, err)
 			}
 		})
 	}
 	req, _ := http.NewRequest("GET", "https://b.example/x", nil)
-	if err := sig.Sign9421(req, ed, &sig.SignOpts{Components: []string{"@method"}, Alg: "rsa-v1_5-sha1"}); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
+	if err := sig.SignRFC9421(req, ed, &sig.SignOpts{Components: []string{"@method"}, Alg: "rsa-v1_5-sha1"}); !errors.Is(err, sig.ErrUnsupportedAlgorithm) {
 		t.Fatalf("unknown alg: %v", err)
 	}
 }

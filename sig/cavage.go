@@ -377,3 +377,33 @@ func VerifyCavage(req *http.Request, cs *CavageSignature, pub crypto.PublicKey) 
 	}
 	return err
 }
+
+// SignCavage signs req with draft-cavage-12 over the given lower-case
+// header names (which may include "(request-target)", "(created)" and
+// "(expires)"), setting the Signature header. The covered headers must
+// already be set.
+func SignCavage(req *http.Request, key crypto.Signer, keyID string, headers []string) error {
+	if err := checkSigningKey(key); err != nil {
+		return err
+	}
+	return signCavage(req, key, keyID, headers)
+}
+
+func signCavage(req *http.Request, key crypto.Signer, keyID string, headers []string) error {
+	alg, err := cavageAlgFor(key)
+	if err != nil {
+		return err
+	}
+	cs := &CavageSignature{KeyID: keyID, Algorithm: alg, Headers: headers}
+	str, err := cavageSigningString(requestMessage(req, ""), cs, true)
+	if err != nil {
+		return err
+	}
+	if cs.Signature, err = cavageSign(key, str); err != nil {
+		return err
+	}
+	req.Header.Set("Signature", cs.String())
+	return nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -246,11 +246,3 @@ func VerifyDigest(lines []string, body []byte) error {
 	}
 	return checkDigests(vals, body)
 }
-
-func linesLen(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		n += len(l)
-	}
-	return n
-}

@@ -86,7 +86,7 @@ func TestDirectoryVectorsVerify(t *testing.T) {
 			req := v.request(t)
 			req.Header.Set("Signature-Input", v.SignatureInput)
 			req.Header.Set("Signature", v.Signature)
-			sigs, err := sig.ParseSignatures9421(req.Header)
+			sigs, err := sig.ParseRFC9421Signatures(req.Header)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,8 +96,8 @@ func TestDirectoryVectorsVerify(t *testing.T) {
 			if d := sigs[0].Expires.Unix() - sigs[0].Created.Unix(); d != tc.lifetimeSec {
 				t.Errorf("lifetime %d, want %d", d, tc.lifetimeSec)
 			}
-			if err := sig.Verify9421(req, sigs[0], pub, ""); err != nil {
-				t.Fatalf("Verify9421: %v", err)
+			if err := sig.VerifyRFC9421(req, sigs[0], pub, ""); err != nil {
+				t.Fatalf("VerifyRFC9421: %v", err)
 			}
 
 			// Independent base, built by hand as in directory-protocol.md 11.3.
@@ -109,7 +109,7 @@ func TestDirectoryVectorsVerify(t *testing.T) {
 				`"content-type": ` + v.ContentType + "\n" +
 				`"date": ` + v.Date + "\n" +
 				`"@signature-params": ` + params
-			got, _, err := sig.Base9421(req, &sig.SignOpts{Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
+			got, _, err := sig.RFC9421SignatureBase(req, &sig.SignOpts{Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
 				KeyID: sigs[0].KeyID, Alg: sigs[0].Alg, Tag: sigs[0].Tag, Nonce: sigs[0].Nonce, Created: sigs[0].Created, Expires: sigs[0].Expires})
 			if err != nil {
 				t.Fatal(err)
@@ -183,7 +183,7 @@ func TestDirectoryVectorsReproduce(t *testing.T) {
 			}
 			req := v.request(t)
 			req.Header.Set("Content-Digest", sig.ContentDigest([]byte(v.Body)))
-			err = sig.Sign9421(req, key, &sig.SignOpts{
+			err = sig.SignRFC9421(req, key, &sig.SignOpts{
 				Label:      "directory",
 				Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
 				KeyID:      v.KeyID,

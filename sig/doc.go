@@ -13,7 +13,7 @@
 //
 // Full control over an RFC 9421 signature (label, components, parameters):
 //
-//	err := sig.Sign9421(req, key, &sig.SignOpts{
+//	err := sig.SignRFC9421(req, key, &sig.SignOpts{
 //		Label:      "directory",
 //		Components: []string{"@method", "@authority", "@target-uri", "content-digest", "content-type", "date"},
 //		KeyID:      keyID, Alg: sig.AlgRSAv15SHA256, Tag: tag, Nonce: nonce,
@@ -57,9 +57,10 @@
 // Replay protection is a NonceStore (MemoryNonceStore, or your own held to
 // the sigtest.TestNonceStore suite) set in VerifierConfig.Nonces.
 //
-// Senders remember per host which scheme a server accepted in a SchemeStore;
-// HostSchemes (NewHostSchemes) is the bounded in-memory one that deliver and
-// fetch both use as their MemorySchemeStore.
+// Senders remember per host which scheme a server accepted in a SchemeStore
+// (held to the sigtest.TestSchemeStore suite); HostSchemes (NewHostSchemes)
+// is the bounded in-memory one, the default of deliver and fetch, and one
+// store may serve both.
 //
 // Object proofs (FEP-8b32, eddsa-jcs-2022):
 //

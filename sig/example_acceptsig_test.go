@@ -50,3 +50,24 @@ func ExampleVerifier_AcceptSignature() {
 	// Output:
 	// sig1=("@method" "@target-uri" "@authority" "content-digest");created
 }
+
+// ExampleFormatAcceptSignature writes the Accept-Signature of a refusal:
+// what an inbox would accept instead.
+func ExampleFormatAcceptSignature() {
+	fmt.Println(sig.FormatAcceptSignature(sig.AcceptSignature{
+		Label:      "sig1",
+		Components: []string{`"@method"`, `"@target-uri"`, `"content-digest"`},
+		Created:    true,
+		Nonce:      true,
+	}))
+	// Output: sig1=("@method" "@target-uri" "content-digest");created;nonce
+}
+
+// ExampleParseAcceptSignature reads what a server asks of a signature.
+func ExampleParseAcceptSignature() {
+	h := http.Header{}
+	h.Set("Accept-Signature", `sig1=("@method" "@target-uri" "content-digest");created;alg="ed25519"`)
+	asked, err := sig.ParseAcceptSignature(h)
+	fmt.Println(len(asked), asked[0].Label, asked[0].Components, asked[0].Alg, asked[0].Created, asked[0].Nonce, err)
+	// Output: 1 sig1 ["@method" "@target-uri" "content-digest"] ed25519 true false <nil>
+}

@@ -192,7 +192,7 @@ func signedRequestSeeds(tb testing.TB) [][]byte {
 	add("GET", "https://b.example/users/bob", "", func(r *http.Request) error { return s.Sign(r, sig.SchemeRFC9421) })
 	add("POST", "https://b.example/inbox", note, func(r *http.Request) error { return s.Sign(r, sig.SchemeRFC9421) })
 	add("GET", "https://b.example/outbox?page=1", "", func(r *http.Request) error {
-		return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@authority", "@path", `@query-param;name="page"`}, KeyID: keyID, Created: t0})
+		return sig.SignRFC9421(r, key, &sig.SignOpts{Components: []string{"@method", "@authority", "@path", `@query-param;name="page"`}, KeyID: keyID, Created: t0})
 	})
 	return out
 }

@@ -41,14 +41,14 @@ func FuzzParseCavageSignature(f *testing.F) {
 	})
 }
 
-func FuzzParseSignatures9421(f *testing.F) {
+func FuzzParseRFC9421Signatures(f *testing.F) {
 	f.Add(`sig-b22=("@authority" "content-digest" "@query-param";name="Pet");created=1618884473;keyid="test-key-rsa-pss";tag="header-example"`, `sig-b22=:YQ==:`)
 	f.Add(`directory=("@method" "@authority" "@target-uri" "content-digest" "content-type" "date");keyid="https://relay.example/actor#main-key";alg="rsa-v1_5-sha256";tag="activity-relay-directory-v1";nonce="n";created=1785933296;expires=1785933596`, `directory=:YQ==:`)
 	f.Add(`a=("example-dict";key="a" "x";bs "@status" "y";req;sf), b=()`, `a=:YQ==:, b=:Yg==:`)
 	f.Add(`a=1`, `a=2`)
 	f.Fuzz(func(t *testing.T, input, signature string) {
 		h := http.Header{"Signature-Input": {input}, "Signature": {signature}}
-		sigs, err := sig.ParseSignatures9421(h)
+		sigs, err := sig.ParseRFC9421Signatures(h)
 		if err != nil {
 			return
 		}
@@ -57,8 +57,8 @@ func FuzzParseSignatures9421(f *testing.F) {
 		req.Header.Set("X", "x")
 		for _, s := range sigs {
 			// Must not panic whatever the components are.
-			_ = sig.Verify9421(req, s, []byte("secret"), sig.AlgHMACSHA256)
-			_, _, _ = sig.Base9421(req, &sig.SignOpts{Components: s.Components()})
+			_ = sig.VerifyRFC9421(req, s, []byte("secret"), sig.AlgHMACSHA256)
+			_, _, _ = sig.RFC9421SignatureBase(req, &sig.SignOpts{Components: s.Components()})
 		}
 	})
 }

@@ -22,13 +22,9 @@ type LearnedScheme struct {
 // keep what it learned across restarts. HostSchemes keeps it in memory;
 // sig/redisschemes and sig/pgschemes persist it, and
 // sigtest.TestLearnedSchemeStore is the conformance suite every
-// implementation passes.
-//
-// It is declared here, in sig, the lowest package, although deliver is its
-// main consumer: deliver.SchemeStore, fetch.SchemeStore and
-// sig.SchemeStore are one concept under three names, to be merged into
-// this package's, and the dated store is already where that merge wants
-// it.
+// implementation passes. It is declared here, beside SchemeStore, though
+// deliver is its main consumer: deliver and fetch both take a SchemeStore
+// of this package's.
 type LearnedSchemeStore interface {
 	SchemeStore
 	// Learned returns what is remembered of host, and false if nothing is.

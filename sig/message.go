@@ -1,12 +1,10 @@
 package sig
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/dunglas/httpsfv"
 )
@@ -181,8 +179,6 @@ func trimAll(v []string) []string {
 	return out
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 func needsTrim(s string) bool {
 	if s == "" {
 		return false
@@ -204,69 +200,76 @@ func headerGet(h http.Header, canonical string) string {
 	return ""
 }
 
-// parseHTTPDate is http.ParseTime with a fast path for the IMF-fixdate
-// everyone sends ("Sun, 06 Nov 1994 08:49:37 GMT"), in its exact case
-// and with a weekday that matches the date. Anything else, including
-// what the fast path would have to normalise, goes to http.ParseTime, so
-// the results are the same.
-func parseHTTPDate(s string) (time.Time, error) {
-	if t, ok := parseIMFFixdate(s); ok {
-		return t, nil
+// queryParam returns the re-encoded value of the named query parameter
+// (RFC 9421 2.2.8). A name present more than once is refused, as the RFC
+// requires. The query is decoded once per message however many
+// @query-param components a signature lists, so hostile input costs one
+// pass over the query, not one per component.
+func (m *message) queryParam(want string) (string, error) {
+	if err := m.indexQuery(); err != nil {
+		return "", err
 	}
-	return http.ParseTime(s)
+	switch e := m.query[want]; e.n {
+	case 0:
+		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
+	case 1:
+		return pctEncode(e.val), nil
+	}
+	return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
 }
 
-var (
-	imfDays   = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
-	imfMonths = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
-)
-
-func parseIMFFixdate(s string) (time.Time, bool) {
-	if len(s) != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
-		s[19] != ':' || s[22] != ':' || s[25] != ' ' || s[26:] != "GMT" {
-		return time.Time{}, false
-	}
-	num := func(a, b int) int {
-		n := 0
-		for i := a; i < b; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return -1
+// indexQuery fills m.query, keyed by re-encoded name, once per message.
+func (m *message) indexQuery() error {
+	if m.query == nil {
+		idx := make(map[string]queryEntry)
+		for part := range strings.SplitSeq(m.uri.RawQuery, "&") {
+			if part == "" {
+				continue
 			}
-			n = n*10 + int(c-'0')
+			k, v, _ := strings.Cut(part, "=")
+			dk, err1 := url.QueryUnescape(k)
+			dv, err2 := url.QueryUnescape(v)
+			if err1 != nil || err2 != nil {
+				m.queryErr = fmt.Errorf("%w: query is not form-encoded", ErrMalformed)
+				break
+			}
+			ek := pctEncode(dk)
+			e := idx[ek]
+			e.val, e.n = dv, e.n+1
+			idx[ek] = e
 		}
-		return n
+		m.query = idx
 	}
-	day, year, hh, mm, ss := num(5, 7), num(12, 16), num(17, 19), num(20, 22), num(23, 25)
-	if day < 1 || year < 0 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59 {
-		return time.Time{}, false
-	}
-	month := 0
-	for i, name := range imfMonths {
-		if s[8:11] == name {
-			month = i + 1
-			break
-		}
-	}
-	if month == 0 {
-		return time.Time{}, false
-	}
-	t := time.Date(year, time.Month(month), day, hh, mm, ss, 0, time.UTC)
-	if t.Day() != day || imfDays[t.Weekday()] != s[:3] {
-		return time.Time{}, false // out of range for the month, or another weekday
-	}
-	return t, true
+	return m.queryErr
 }
 
-// bufPool holds buffers for signature bases and signing strings, which a
-// verification needs only until the signature is checked.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// queryEntry is a decoded query parameter's value and how often its name
+// occurs.
+type queryEntry struct {
+	val string
+	n   int
+}
 
-func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+// pctEncode percent-encodes everything but unreserved characters, with
+// space as %20, which is how the RFC's examples encode query parameters.
+func pctEncode(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
 
-func putBuf(b *[]byte) {
-	if cap(*b) <= 64<<10 { // let the odd huge one go
-		*b = (*b)[:0]
-		bufPool.Put(b)
+// dictionary parses the named field as a dictionary once per message:
+// a signature may name many of its members with ;key, and parsing the
+// whole field for each would cost their product.
+func (m *message) dictionary(name string, lines []string) (*httpsfv.Dictionary, error) {
+	if d, ok := m.dicts[name]; ok {
+		return d, nil
 	}
+	d, err := httpsfv.UnmarshalDictionary(lines)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a dictionary", ErrMalformed, name)
+	}
+	if m.dicts == nil {
+		m.dicts = make(map[string]*httpsfv.Dictionary)
+	}
+	m.dicts[name] = d
+	return d, nil
 }

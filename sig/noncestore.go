@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/fedkit/fedkit/internal/clock"
 )
 
 // MemoryNonceMaxDefault bounds a MemoryNonceStore.
@@ -17,8 +19,9 @@ var ErrNonceStoreFull = errors.New("sig: nonce store full")
 // MemoryNonceStoreConfig configures a MemoryNonceStore. The zero value is
 // usable.
 type MemoryNonceStoreConfig struct {
-	// Now is the clock that until times are compared with; give it the
-	// Verifier's clock when that is not time.Now. Defaults to time.Now.
+	// Now is the clock that until times are compared with. Defaults to
+	// the clock of the Verifier the store is handed to (VerifierConfig.Nonces),
+	// else time.Now: the until times come from that clock.
 	Now func() time.Time
 	// MaxEntries bounds the reservations held. Defaults to
 	// MemoryNonceMaxDefault.
@@ -28,9 +31,10 @@ type MemoryNonceStoreConfig struct {
 // MemoryNonceStore is a NonceStore for one process. Reservations are kept
 // until their until time; expired ones are swept when the store fills.
 type MemoryNonceStore struct {
-	cfg  MemoryNonceStoreConfig
-	mu   sync.Mutex
-	seen map[string]time.Time
+	cfg   MemoryNonceStoreConfig
+	clock *clock.Source
+	mu    sync.Mutex
+	seen  map[string]time.Time
 }
 
 var _ NonceStore = (*MemoryNonceStore)(nil)
@@ -41,9 +45,8 @@ func NewMemoryNonceStore(cfg *MemoryNonceStoreConfig) *MemoryNonceStore {
 	if cfg != nil {
 		s.cfg = *cfg
 	}
-	if s.cfg.Now == nil {
-		s.cfg.Now = time.Now
-	}
+	s.clock = clock.New(s.cfg.Now)
+	s.cfg.Now = s.clock.Now
 	if s.cfg.MaxEntries <= 0 {
 		s.cfg.MaxEntries = MemoryNonceMaxDefault
 	}

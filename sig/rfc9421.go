@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -140,9 +139,9 @@ func (o *SignOpts) inner(key any) (httpsfv.InnerList, string, error) {
 	return httpsfv.InnerList{Items: items, Params: oo.params(writeAlg)}, alg, nil
 }
 
-// Base9421 returns the RFC 9421 signature base that opts would sign for
+// RFC9421SignatureBase returns the RFC 9421 signature base that opts would sign for
 // req, and the serialised @signature-params value. It signs nothing.
-func Base9421(req *http.Request, opts *SignOpts) (base []byte, params string, err error) {
+func RFC9421SignatureBase(req *http.Request, opts *SignOpts) (base []byte, params string, err error) {
 	il, _, err := opts.inner(nil)
 	if err != nil && opts.Alg == "" {
 		// With no key, alg only matters when written.
@@ -157,25 +156,25 @@ func Base9421(req *http.Request, opts *SignOpts) (base []byte, params string, er
 	return signatureBase(requestMessage(req, ""), &cov)
 }
 
-// Sign9421 signs req with key under RFC 9421 and adds the signature to
+// SignRFC9421 signs req with key under RFC 9421 and adds the signature to
 // the Signature-Input and Signature fields, replacing a member with the
 // same label and keeping others. key is a crypto.Signer (RSA of at least
 // MinRSABits, Ed25519, ECDSA P-256) or a []byte HMAC secret. It does not
 // set Content-Digest or Date; cover them only once set.
-func Sign9421(req *http.Request, key crypto.PrivateKey, opts *SignOpts) error {
-	return sign9421(requestMessage(req, ""), req.Header, key, opts)
+func SignRFC9421(req *http.Request, key crypto.PrivateKey, opts *SignOpts) error {
+	return signRFC9421(requestMessage(req, ""), req.Header, key, opts)
 }
 
-// Sign9421Response signs resp, as Sign9421 does a request. Components
+// SignRFC9421Response signs resp, as SignRFC9421 does a request. Components
 // with ;req are taken from resp.Request.
-func Sign9421Response(resp *http.Response, key crypto.PrivateKey, opts *SignOpts) error {
+func SignRFC9421Response(resp *http.Response, key crypto.PrivateKey, opts *SignOpts) error {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
-	return sign9421(responseMessage(resp, ""), resp.Header, key, opts)
+	return signRFC9421(responseMessage(resp, ""), resp.Header, key, opts)
 }
 
-func sign9421(m *message, h http.Header, key crypto.PrivateKey, opts *SignOpts) error {
+func signRFC9421(m *message, h http.Header, key crypto.PrivateKey, opts *SignOpts) error {
 	if opts == nil {
 		opts = &SignOpts{}
 	}
@@ -228,17 +227,6 @@ func addSignature(h http.Header, label string, il httpsfv.InnerList, raw []byte)
 	h.Set("Signature-Input", si)
 	h.Set("Signature", ss)
 	return nil
-}
-
-func dictOrNew(lines []string) (*httpsfv.Dictionary, error) {
-	if len(lines) == 0 {
-		return httpsfv.NewDictionary(), nil
-	}
-	d, err := httpsfv.UnmarshalDictionary(lines)
-	if err != nil {
-		return nil, fmt.Errorf("%w: existing signature field: %v", ErrMalformed, err)
-	}
-	return d, nil
 }
 
 // signatureBase builds the RFC 9421 2.5 signature base.
@@ -415,62 +403,6 @@ func derived(m *message, name string, p *httpsfv.Params) (string, error) {
 	return "", fmt.Errorf("%w: unknown derived component %s", ErrMalformed, name)
 }
 
-// queryParam returns the re-encoded value of the named query parameter
-// (RFC 9421 2.2.8). A name present more than once is refused, as the RFC
-// requires. The query is decoded once per message however many
-// @query-param components a signature lists, so hostile input costs one
-// pass over the query, not one per component.
-func (m *message) queryParam(want string) (string, error) {
-	if err := m.indexQuery(); err != nil {
-		return "", err
-	}
-	switch e := m.query[want]; e.n {
-	case 0:
-		return "", fmt.Errorf("%w: query parameter %q", ErrMissingComponent, want)
-	case 1:
-		return pctEncode(e.val), nil
-	}
-	return "", fmt.Errorf("%w: query parameter %q repeated", ErrMalformed, want)
-}
-
-// indexQuery fills m.query, keyed by re-encoded name, once per message.
-func (m *message) indexQuery() error {
-	if m.query == nil {
-		idx := make(map[string]queryEntry)
-		for part := range strings.SplitSeq(m.uri.RawQuery, "&") {
-			if part == "" {
-				continue
-			}
-			k, v, _ := strings.Cut(part, "=")
-			dk, err1 := url.QueryUnescape(k)
-			dv, err2 := url.QueryUnescape(v)
-			if err1 != nil || err2 != nil {
-				m.queryErr = fmt.Errorf("%w: query is not form-encoded", ErrMalformed)
-				break
-			}
-			ek := pctEncode(dk)
-			e := idx[ek]
-			e.val, e.n = dv, e.n+1
-			idx[ek] = e
-		}
-		m.query = idx
-	}
-	return m.queryErr
-}
-
-// queryEntry is a decoded query parameter's value and how often its name
-// occurs.
-type queryEntry struct {
-	val string
-	n   int
-}
-
-// pctEncode percent-encodes everything but unreserved characters, with
-// space as %20, which is how the RFC's examples encode query parameters.
-func pctEncode(s string) string {
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
-}
-
 func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 	var sf, bs bool
 	var key string
@@ -521,52 +453,4 @@ func fieldValue(m *message, name string, p *httpsfv.Params) (string, error) {
 		return reserialize(lines)
 	}
 	return strings.Join(lines, ", "), nil
-}
-
-// dictionary parses the named field as a dictionary once per message:
-// a signature may name many of its members with ;key, and parsing the
-// whole field for each would cost their product.
-func (m *message) dictionary(name string, lines []string) (*httpsfv.Dictionary, error) {
-	if d, ok := m.dicts[name]; ok {
-		return d, nil
-	}
-	d, err := httpsfv.UnmarshalDictionary(lines)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q is not a dictionary", ErrMalformed, name)
-	}
-	if m.dicts == nil {
-		m.dicts = make(map[string]*httpsfv.Dictionary)
-	}
-	m.dicts[name] = d
-	return d, nil
-}
-
-func marshalMember(mem httpsfv.Member) (string, error) {
-	s, err := httpsfv.Marshal(httpsfv.List{mem})
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	return s, nil
-}
-
-// reserialize re-serialises a structured field whose type we are not told:
-// dictionary, else list, else item. Where two readings both parse, they
-// serialise identically.
-func reserialize(lines []string) (string, error) {
-	if d, err := httpsfv.UnmarshalDictionary(lines); err == nil {
-		if s, err := httpsfv.Marshal(d); err == nil {
-			return s, nil
-		}
-	}
-	if l, err := httpsfv.UnmarshalList(lines); err == nil {
-		if s, err := httpsfv.Marshal(l); err == nil {
-			return s, nil
-		}
-	}
-	if it, err := httpsfv.UnmarshalItem(lines); err == nil {
-		if s, err := httpsfv.Marshal(it); err == nil {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("%w: field is not a structured field", ErrMalformed)
 }

@@ -168,11 +168,11 @@ func rfcTestResponse() *http.Response {
 	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(`{"message": "good dog"}`))}
 }
 
-func only(t *testing.T, h http.Header) *sig.Signature9421 {
+func only(t *testing.T, h http.Header) *sig.RFC9421Signature {
 	t.Helper()
-	s, err := sig.ParseSignatures9421(h)
+	s, err := sig.ParseRFC9421Signatures(h)
 	if err != nil || len(s) != 1 {
-		t.Fatalf("ParseSignatures9421: %v (%d)", err, len(s))
+		t.Fatalf("ParseRFC9421Signatures: %v (%d)", err, len(s))
 	}
 	return s[0]
 }
@@ -336,11 +336,11 @@ func TestRFC9421AppendixB(t *testing.T) {
 			h.Set("Signature-Input", unfold(tc.input))
 			h.Set("Signature", unfold(tc.sig))
 			s := only(t, h)
-			verify := func(s *sig.Signature9421) error {
+			verify := func(s *sig.RFC9421Signature) error {
 				if req != nil {
-					return sig.Verify9421(req, s, tc.pub, tc.alg)
+					return sig.VerifyRFC9421(req, s, tc.pub, tc.alg)
 				}
-				return sig.Verify9421Response(resp, s, tc.pub, tc.alg)
+				return sig.VerifyRFC9421Response(resp, s, tc.pub, tc.alg)
 			}
 			if err := verify(s); err != nil {
 				t.Fatalf("verify: %v", err)
@@ -348,13 +348,13 @@ func TestRFC9421AppendixB(t *testing.T) {
 			if tc.alg == sig.AlgRSAPSSSHA512 {
 				// And with the public half of the B.1.2 private key as
 				// ParsePrivateKeyPEM reads it (PKCS#8, id-RSASSA-PSS).
-				if err := sig.Verify9421(req, s, mustPriv(t, rfcKeyRSAPSSPrivate).Public(), tc.alg); err != nil {
+				if err := sig.VerifyRFC9421(req, s, mustPriv(t, rfcKeyRSAPSSPrivate).Public(), tc.alg); err != nil {
 					t.Fatalf("verify with the parsed private key: %v", err)
 				}
 			}
 			if tc.base != "" && req != nil {
 				req, _ := tc.msg(t)
-				got, _, err := sig.Base9421(req, &sig.SignOpts{Components: componentsOf(s), KeyID: s.KeyID, Nonce: s.Nonce, Tag: s.Tag,
+				got, _, err := sig.RFC9421SignatureBase(req, &sig.SignOpts{Components: componentsOf(s), KeyID: s.KeyID, Nonce: s.Nonce, Tag: s.Tag,
 					Created: s.Created, ParamOrder: []string{"created", "keyid", "nonce", "tag"}})
 				if err != nil {
 					t.Fatal(err)
@@ -365,7 +365,7 @@ func TestRFC9421AppendixB(t *testing.T) {
 			}
 			if tc.sign != nil {
 				req, _ := tc.msg(t)
-				err := sig.Sign9421(req, tc.sign, &sig.SignOpts{Label: s.Label, Components: tc.components, KeyID: s.KeyID,
+				err := sig.SignRFC9421(req, tc.sign, &sig.SignOpts{Label: s.Label, Components: tc.components, KeyID: s.KeyID,
 					Created: s.Created, Alg: tc.alg, OmitAlg: true, ParamOrder: []string{"created", "keyid"}})
 				if err != nil {
 					t.Fatal(err)
@@ -396,7 +396,7 @@ func TestRFC9421AppendixB(t *testing.T) {
 }
 
 // componentsOf returns a parsed signature's components in SignOpts form.
-func componentsOf(s *sig.Signature9421) []string { return s.Components() }
+func componentsOf(s *sig.RFC9421Signature) []string { return s.Components() }
 
 // TestRFC9421Section24RequestResponse verifies the RFC's only published
 // signature over ;req components: a 503 response bound to test-request.
@@ -413,15 +413,15 @@ func TestRFC9421Section24RequestResponse(t *testing.T) {
 	resp.Header.Set("Signature", `reqres=:dMT/A/76ehrdBTD/2Xx8QuKV6FoyzEP/I9hdzKN8LQJLNgzU4W767HK05rx1i8meNQQgQPgQp8wq2ive3tV5Ag==:`)
 	pub := mustPub(t, rfcKeyECCPublic)
 	s := only(t, resp.Header)
-	if err := sig.Verify9421Response(resp, s, pub, ""); err != nil {
+	if err := sig.VerifyRFC9421Response(resp, s, pub, ""); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 	req.Header.Set("Content-Digest", resp.Header.Get("Content-Digest"))
-	if err := sig.Verify9421Response(resp, s, pub, ""); !errors.Is(err, sig.ErrBadSignature) {
+	if err := sig.VerifyRFC9421Response(resp, s, pub, ""); !errors.Is(err, sig.ErrBadSignature) {
 		t.Fatalf("other request: %v", err)
 	}
 	resp.Request = nil
-	if err := sig.Verify9421Response(resp, s, pub, ""); !errors.Is(err, sig.ErrMissingComponent) {
+	if err := sig.VerifyRFC9421Response(resp, s, pub, ""); !errors.Is(err, sig.ErrMissingComponent) {
 		t.Fatalf("no request: %v", err)
 	}
 	// Our own signer and verifier agree on a ;req signature.
@@ -429,10 +429,10 @@ func TestRFC9421Section24RequestResponse(t *testing.T) {
 	resp.Request = rfcTestRequest(t)
 	resp.Header.Del("Signature-Input")
 	resp.Header.Del("Signature")
-	if err := sig.Sign9421Response(resp, priv, &sig.SignOpts{Label: "mine", Components: []string{"@status", "content-digest", "@method;req", "content-digest;req"}, Created: t0}); err != nil {
+	if err := sig.SignRFC9421Response(resp, priv, &sig.SignOpts{Label: "mine", Components: []string{"@status", "content-digest", "@method;req", "content-digest;req"}, Created: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sig.Verify9421Response(resp, only(t, resp.Header), pub, ""); err != nil {
+	if err := sig.VerifyRFC9421Response(resp, only(t, resp.Header), pub, ""); err != nil {
 		t.Fatalf("own ;req signature: %v", err)
 	}
 }
@@ -461,7 +461,7 @@ func TestRFC9421AppendixB4Transformations(t *testing.T) {
 			req.Header["Accept"] = tc.accept
 			req.Header.Set("Signature-Input", input)
 			req.Header.Set("Signature", signature)
-			err := sig.Verify9421(req, only(t, req.Header), pub, "")
+			err := sig.VerifyRFC9421(req, only(t, req.Header), pub, "")
 			if tc.valid && err != nil {
 				t.Fatalf("verify: %v", err)
 			}
@@ -539,7 +539,7 @@ func TestRFC9421ComponentValues(t *testing.T) {
 			for k, v := range tc.header {
 				req.Header[k] = v
 			}
-			base, _, err := sig.Base9421(req, &sig.SignOpts{Components: []string{tc.component}})
+			base, _, err := sig.RFC9421SignatureBase(req, &sig.SignOpts{Components: []string{tc.component}})
 			if tc.errIs != nil {
 				if !errors.Is(err, tc.errIs) {
 					t.Fatalf("err = %v, want %v", err, tc.errIs)
@@ -570,7 +570,7 @@ func TestRFC9421RSAPSSKey(t *testing.T) {
 	sign := func(t *testing.T, alg string) *http.Request {
 		t.Helper()
 		req := rfcTestRequest(t)
-		err := sig.Sign9421(req, priv, &sig.SignOpts{Label: "pss", Alg: alg, KeyID: "test-key-rsa-pss", Created: t0,
+		err := sig.SignRFC9421(req, priv, &sig.SignOpts{Label: "pss", Alg: alg, KeyID: "test-key-rsa-pss", Created: t0,
 			Components: []string{"@method", "@authority", "@path", "content-digest", "content-type"}})
 		if err != nil {
 			t.Fatal(err)
@@ -591,20 +591,20 @@ func TestRFC9421RSAPSSKey(t *testing.T) {
 		}, nil},
 		{"sign rsa-pss-sha512, verify with the RFC public key", func(t *testing.T) error {
 			req := sign(t, sig.AlgRSAPSSSHA512)
-			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
+			return sig.VerifyRFC9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
 		}, nil},
 		{"sign rsa-pss-sha512, verify with the parsed key's public half", func(t *testing.T) error {
 			req := sign(t, sig.AlgRSAPSSSHA512)
-			return sig.Verify9421(req, only(t, req.Header), priv.Public(), "")
+			return sig.VerifyRFC9421(req, only(t, req.Header), priv.Public(), "")
 		}, nil},
 		{"rsa-pss-sha512 signature under a key pinned to rsa-v1_5-sha256", func(t *testing.T) error {
 			req := sign(t, sig.AlgRSAPSSSHA512)
-			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAv15SHA256)
+			return sig.VerifyRFC9421(req, only(t, req.Header), pub, sig.AlgRSAv15SHA256)
 		}, sig.ErrUnsupportedAlgorithm},
 		{"rsa-pss-sha512 signature over a changed message", func(t *testing.T) error {
 			req := sign(t, sig.AlgRSAPSSSHA512)
 			req.Header.Set("Content-Type", "text/plain")
-			return sig.Verify9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
+			return sig.VerifyRFC9421(req, only(t, req.Header), pub, sig.AlgRSAPSSSHA512)
 		}, sig.ErrBadSignature},
 	}
 	for _, tc := range cases {

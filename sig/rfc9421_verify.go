@@ -9,9 +9,9 @@ import (
 	"github.com/dunglas/httpsfv"
 )
 
-// Signature9421 is one parsed RFC 9421 signature: a Signature-Input member
+// RFC9421Signature is one parsed RFC 9421 signature: a Signature-Input member
 // and the Signature member of the same label.
-type Signature9421 struct {
+type RFC9421Signature struct {
 	Label string
 	KeyID string
 	Alg   string
@@ -26,7 +26,7 @@ type Signature9421 struct {
 
 // Components returns the covered component identifiers, serialised
 // (`"@method"`, `"example-dict";sf`), in signed order.
-func (s *Signature9421) Components() []string {
+func (s *RFC9421Signature) Components() []string {
 	out := make([]string, 0, len(s.cov.comps))
 	for i := range s.cov.comps {
 		c := &s.cov.comps[i]
@@ -45,7 +45,7 @@ func (s *Signature9421) Components() []string {
 
 // Covers reports whether the signature covers the component name,
 // ignoring component parameters.
-func (s *Signature9421) Covers(name string) bool {
+func (s *RFC9421Signature) Covers(name string) bool {
 	for i := range s.cov.comps {
 		if c := &s.cov.comps[i]; c.name == name && !hasParam(c.params, "req") {
 			return true
@@ -54,16 +54,16 @@ func (s *Signature9421) Covers(name string) bool {
 	return false
 }
 
-// ParseSignatures9421 parses the Signature-Input and Signature fields of h
-// into one Signature9421 per label, in Signature-Input order. It returns
+// ParseRFC9421Signatures parses the Signature-Input and Signature fields of h
+// into one RFC9421Signature per label, in Signature-Input order. It returns
 // ErrNoSignature when there is no Signature-Input.
-func ParseSignatures9421(h http.Header) ([]*Signature9421, error) {
-	return parseSignatures9421(h, true)
+func ParseRFC9421Signatures(h http.Header) ([]*RFC9421Signature, error) {
+	return parseRFC9421Signatures(h, true)
 }
 
-// parseSignatures9421 parses with the fast parser first when fast is set,
+// parseRFC9421Signatures parses with the fast parser first when fast is set,
 // else with httpsfv alone (the reference the fast path is tested against).
-func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
+func parseRFC9421Signatures(h http.Header, fast bool) ([]*RFC9421Signature, error) {
 	// The names are canonical already, so index the map directly.
 	inLines, sgLines := h["Signature-Input"], h["Signature"]
 	if len(inLines) == 0 {
@@ -97,7 +97,7 @@ func parseSignatures9421(h http.Header, fast bool) ([]*Signature9421, error) {
 		}
 		sg = slowBytesDict(d)
 	}
-	out := make([]*Signature9421, 0, len(in))
+	out := make([]*RFC9421Signature, 0, len(in))
 	for i := range in {
 		s, err := parseOne(&in[i], sg)
 		if err != nil {
@@ -161,7 +161,7 @@ func slowBytesDict(d *httpsfv.Dictionary) []bytesMember {
 	return out
 }
 
-func parseOne(m *sigInputMember, sg []bytesMember) (*Signature9421, error) {
+func parseOne(m *sigInputMember, sg []bytesMember) (*RFC9421Signature, error) {
 	label := m.label
 	if m.bad {
 		return nil, fmt.Errorf("%w: Signature-Input %q is not an inner list", ErrMalformed, label)
@@ -190,7 +190,7 @@ func parseOne(m *sigInputMember, sg []bytesMember) (*Signature9421, error) {
 	if m.sp.wrong != "" {
 		return nil, fmt.Errorf("%w: parameter %q has the wrong type", ErrMalformed, m.sp.wrong)
 	}
-	s := &Signature9421{Label: label, Signature: sm.val, cov: m.cov,
+	s := &RFC9421Signature{Label: label, Signature: sm.val, cov: m.cov,
 		KeyID: m.sp.keyid, Alg: m.sp.alg, Nonce: m.sp.nonce, Tag: m.sp.tag}
 	if m.sp.hasCreated {
 		s.Created = time.Unix(m.sp.created, 0)
@@ -201,21 +201,21 @@ func parseOne(m *sigInputMember, sg []bytesMember) (*Signature9421, error) {
 	return s, nil
 }
 
-// Verify9421 checks s over req with pub. alg is the algorithm the key is
+// VerifyRFC9421 checks s over req with pub. alg is the algorithm the key is
 // known to use; empty means s.Alg, or else the key type's default. An alg
 // parameter that disagrees with alg is refused. It checks neither time nor
 // required components nor Content-Digest; Verifier does.
-func Verify9421(req *http.Request, s *Signature9421, pub crypto.PublicKey, alg string) error {
-	return verify9421(requestMessage(req, ""), s, pub, alg)
+func VerifyRFC9421(req *http.Request, s *RFC9421Signature, pub crypto.PublicKey, alg string) error {
+	return verifyRFC9421(requestMessage(req, ""), s, pub, alg)
 }
 
-// Verify9421Response checks s over resp, with ;req components taken from
+// VerifyRFC9421Response checks s over resp, with ;req components taken from
 // resp.Request.
-func Verify9421Response(resp *http.Response, s *Signature9421, pub crypto.PublicKey, alg string) error {
-	return verify9421(responseMessage(resp, ""), s, pub, alg)
+func VerifyRFC9421Response(resp *http.Response, s *RFC9421Signature, pub crypto.PublicKey, alg string) error {
+	return verifyRFC9421(responseMessage(resp, ""), s, pub, alg)
 }
 
-func verify9421(m *message, s *Signature9421, pub crypto.PublicKey, alg string) error {
+func verifyRFC9421(m *message, s *RFC9421Signature, pub crypto.PublicKey, alg string) error {
 	switch {
 	case alg != "" && s.Alg != "" && alg != s.Alg:
 		return fmt.Errorf("%w: signature says %q, key uses %q", ErrUnsupportedAlgorithm, s.Alg, alg)

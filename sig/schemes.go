@@ -3,14 +3,58 @@ package sig
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
 
+// Scheme is an HTTP signature scheme.
+type Scheme uint8
+
+const (
+	// SchemeCavage is draft-cavage-http-signatures-12, as Mastodon signs.
+	SchemeCavage Scheme = iota + 1
+	// SchemeRFC9421 is RFC 9421 HTTP Message Signatures.
+	SchemeRFC9421
+)
+
+// String returns "cavage", "rfc9421" or "unknown".
+func (s Scheme) String() string {
+	switch s {
+	case SchemeCavage:
+		return "cavage"
+	case SchemeRFC9421:
+		return "rfc9421"
+	}
+	return "unknown"
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Scheme) MarshalText() ([]byte, error) {
+	if s != SchemeCavage && s != SchemeRFC9421 {
+		return nil, fmt.Errorf("sig: unknown scheme %d", s)
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Scheme) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "cavage":
+		*s = SchemeCavage
+	case "rfc9421":
+		*s = SchemeRFC9421
+	default:
+		return fmt.Errorf("sig: unknown scheme %q", b)
+	}
+	return nil
+}
+
 // SchemeStore remembers which signature scheme each host accepted, so a
 // sender (deliver's Deliverer, fetch's signed GETs) signs with it first next
 // time. Implementations must be safe for concurrent use; one store may serve
-// several senders.
+// several senders. sigtest.TestSchemeStore is the conformance suite every
+// implementation passes.
 type SchemeStore interface {
 	// Scheme returns the scheme remembered for host, and false if none is.
 	Scheme(ctx context.Context, host string) (Scheme, bool, error)
@@ -24,8 +68,8 @@ const HostSchemesMaxDefault = 10_000
 var _ SchemeStore = (*HostSchemes)(nil)
 
 // HostSchemes is a SchemeStore in memory that forgets the least recently
-// used host beyond its bound. It is the default store of deliver and fetch
-// (their MemorySchemeStore).
+// used host beyond its bound. It is the default store of deliver and fetch,
+// and one store may serve both.
 type HostSchemes struct {
 	max   int
 	mu    sync.Mutex

@@ -86,12 +86,3 @@ func TestHostSchemes(t *testing.T) {
 		}
 	})
 }
-
-func ExampleNewHostSchemes() {
-	var store sig.SchemeStore = sig.NewHostSchemes(1000) // deliver's and fetch's MemorySchemeStore
-	ctx := context.Background()
-	_ = store.SetScheme(ctx, "mastodon.example", sig.SchemeCavage)
-	s, ok, _ := store.Scheme(ctx, "mastodon.example")
-	fmt.Println(s == sig.SchemeCavage, ok)
-	// Output: true true
-}

@@ -49,7 +49,7 @@ func TestVerifyRequiredComponents(t *testing.T) {
 			if created {
 				o.Created = t0
 			}
-			return sig.Sign9421(r, key, o)
+			return sig.SignRFC9421(r, key, o)
 		}
 	}
 	for _, tc := range []struct {
@@ -110,10 +110,10 @@ func TestVerifyClockEdges(t *testing.T) {
 		}, sig.ErrExpired},
 		{"9421/stale signed Date beside created", func(r *http.Request) error {
 			r.Header.Set("Date", stale)
-			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Created: t0})
+			return sig.SignRFC9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Created: t0})
 		}, sig.ErrExpired},
 		{"9421/expires before created", func(r *http.Request) error {
-			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Expires: t0.Add(-time.Second)})
+			return sig.SignRFC9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Expires: t0.Add(-time.Second)})
 		}, sig.ErrExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestVerifyAlgorithmConfusion(t *testing.T) {
 	}
 	rfc := func(alg string, key any) func(*http.Request) error {
 		return func(r *http.Request) error {
-			return sig.Sign9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Alg: alg})
+			return sig.SignRFC9421(r, key, &sig.SignOpts{Components: []string{"@method", "@target-uri", "date"}, KeyID: keyID, Alg: alg})
 		}
 	}
 	edSign := func(m []byte) ([]byte, error) { return ed25519.Sign(edKey, m), nil }
@@ -262,7 +262,7 @@ func TestVerifyNonceStore(t *testing.T) {
 	}
 	// Without expires the nonce is kept to the end of the clock window.
 	out2 := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
-	if err := sig.Sign9421(out2, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Nonce: "n1"}); err != nil {
+	if err := sig.SignRFC9421(out2, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Nonce: "n1"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: rec}, inbound(t, out2)); err != nil {
@@ -437,7 +437,7 @@ func TestQueryParamWorkIsLinear(t *testing.T) {
 	}
 	out := newReq(t, http.MethodGet, "https://b.example/x?"+q.String(), "")
 	out.Header.Set("Date", t0.Format(http.TimeFormat))
-	if err := sig.Sign9421(out, key, o); err != nil {
+	if err := sig.SignRFC9421(out, key, o); err != nil {
 		t.Fatal(err)
 	}
 	allocs := verifyAllocs(t, key, out)
@@ -464,7 +464,7 @@ func TestDictionaryKeyWorkIsLinear(t *testing.T) {
 	out := newReq(t, http.MethodGet, "https://b.example/x", "")
 	out.Header.Set("Date", t0.Format(http.TimeFormat))
 	out.Header.Set("X-Dict", strings.TrimSuffix(d.String(), ", "))
-	if err := sig.Sign9421(out, key, o); err != nil {
+	if err := sig.SignRFC9421(out, key, o); err != nil {
 		t.Fatal(err)
 	}
 	allocs := verifyAllocs(t, key, out)
@@ -592,7 +592,7 @@ func TestVerifyPathCoversQuery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := newReq(t, http.MethodGet, tc.url, "")
-			if err := sig.Sign9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
+			if err := sig.SignRFC9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
 				t.Fatal(err)
 			}
 			in := inbound(t, out)
@@ -636,7 +636,7 @@ func TestVerifySchemeMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := newReq(t, http.MethodGet, tc.url, "")
-			if err := sig.Sign9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
+			if err := sig.SignRFC9421(out, key, &sig.SignOpts{Components: tc.comps, KeyID: keyID, Created: t0}); err != nil {
 				t.Fatal(err)
 			}
 			in := inbound(t, out)
@@ -658,5 +658,27 @@ func TestVerifySchemeMismatch(t *testing.T) {
 				t.Errorf("error %q does not say what to change", err)
 			}
 		})
+	}
+}
+
+// TestNonceStoreTakesVerifierClock: the clock rule. A MemoryNonceStore
+// with no clock of its own, handed to a Verifier, compares the until times
+// the Verifier computes on the Verifier's clock, so a replay is refused
+// whatever the calendar says (on the wall clock the signature's window
+// would be long past and the replay look new).
+func TestNonceStoreTakesVerifierClock(t *testing.T) {
+	t.Parallel()
+	key := testRSAKey(t)
+	k := &sig.Key{Public: key.Public(), Owner: actor}
+	store := sig.NewMemoryNonceStore(nil)
+	out := newReq(t, http.MethodGet, "https://b.example/notes/1", "")
+	if err := sig.SignRFC9421(out, key, &sig.SignOpts{Components: []string{"@method", "@target-uri"}, KeyID: keyID, Created: t0, Nonce: "once"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: store}, inbound(t, out)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWith(t, k, sig.VerifierConfig{Nonces: store}, inbound(t, out)); !errors.Is(err, sig.ErrReplay) {
+		t.Fatalf("replayed nonce: Verify = %v, want ErrReplay", err)
 	}
 }

@@ -442,20 +442,3 @@ func scanBytesDict(lines []string, each func(key, enc string) bool) bool {
 
 // maxFastMembers bounds the dictionaries the fast path takes.
 const maxFastMembers = 8
-
-// hasParam reports whether p has key k; p may be nil.
-func hasParam(p *httpsfv.Params, k string) bool {
-	if p == nil {
-		return false
-	}
-	_, ok := p.Get(k)
-	return ok
-}
-
-// paramNames returns p's names in order; p may be nil.
-func paramNames(p *httpsfv.Params) []string {
-	if p == nil {
-		return nil
-	}
-	return p.Names()
-}

@@ -144,8 +144,8 @@ func checkFastSF(t *testing.T, in, sg []string) {
 		}
 	}
 	h := http.Header{"Signature-Input": in, "Signature": sg}
-	fs, ferr := parseSignatures9421(h, true)
-	ss, serr := parseSignatures9421(h, false)
+	fs, ferr := parseRFC9421Signatures(h, true)
+	ss, serr := parseRFC9421Signatures(h, false)
 	if fmt.Sprint(ferr) != fmt.Sprint(serr) {
 		t.Fatalf("errors differ on %q / %q: fast %v, slow %v", in, sg, ferr, serr)
 	}
@@ -204,7 +204,7 @@ func paramsText(p *httpsfv.Params) string {
 	return b.String()
 }
 
-func describeSigs(t *testing.T, ss []*Signature9421) string {
+func describeSigs(t *testing.T, ss []*RFC9421Signature) string {
 	var b strings.Builder
 	for _, s := range ss {
 		ser, err := s.cov.serialized()

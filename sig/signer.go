@@ -1,61 +1,13 @@
 package sig
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
-
-// Scheme is an HTTP signature scheme.
-type Scheme uint8
-
-const (
-	// SchemeCavage is draft-cavage-http-signatures-12, as Mastodon signs.
-	SchemeCavage Scheme = iota + 1
-	// SchemeRFC9421 is RFC 9421 HTTP Message Signatures.
-	SchemeRFC9421
-)
-
-// String returns "cavage", "rfc9421" or "unknown".
-func (s Scheme) String() string {
-	switch s {
-	case SchemeCavage:
-		return "cavage"
-	case SchemeRFC9421:
-		return "rfc9421"
-	}
-	return "unknown"
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s Scheme) MarshalText() ([]byte, error) {
-	if s != SchemeCavage && s != SchemeRFC9421 {
-		return nil, fmt.Errorf("sig: unknown scheme %d", s)
-	}
-	return []byte(s.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *Scheme) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "cavage":
-		*s = SchemeCavage
-	case "rfc9421":
-		*s = SchemeRFC9421
-	default:
-		return fmt.Errorf("sig: unknown scheme %q", b)
-	}
-	return nil
-}
-
-// MaxBodyBytesDefault bounds the body a Signer or Verifier reads to
-// compute a digest.
-const MaxBodyBytesDefault = 16 << 20
 
 // SignerConfig configures a Signer. The zero value is usable.
 type SignerConfig struct {
@@ -175,16 +127,16 @@ func (s *Signer) Sign(req *http.Request, scheme Scheme) error {
 				return fmt.Errorf("sig: nonce: %w", err)
 			}
 		}
-		return Sign9421(req, s.key, o)
+		return SignRFC9421(req, s.key, o)
 	}
 	return fmt.Errorf("sig: unknown scheme %d", scheme)
 }
 
-// Sign9421 signs req under RFC 9421 with the signer's key and opts. An
+// SignRFC9421 signs req under RFC 9421 with the signer's key and opts. An
 // empty opts.KeyID is the signer's, and a zero opts.Created is the clock's
 // current second. Unlike Sign, it sets no header besides the signature
 // fields.
-func (s *Signer) Sign9421(req *http.Request, opts *SignOpts) error {
+func (s *Signer) SignRFC9421(req *http.Request, opts *SignOpts) error {
 	o := SignOpts{}
 	if opts != nil {
 		o = *opts
@@ -195,35 +147,7 @@ func (s *Signer) Sign9421(req *http.Request, opts *SignOpts) error {
 	if o.Created.IsZero() {
 		o.Created = s.cfg.Now().Truncate(time.Second)
 	}
-	return Sign9421(req, s.key, &o)
-}
-
-// SignCavage signs req with draft-cavage-12 over the given lower-case
-// header names (which may include "(request-target)", "(created)" and
-// "(expires)"), setting the Signature header. The covered headers must
-// already be set.
-func SignCavage(req *http.Request, key crypto.Signer, keyID string, headers []string) error {
-	if err := checkSigningKey(key); err != nil {
-		return err
-	}
-	return signCavage(req, key, keyID, headers)
-}
-
-func signCavage(req *http.Request, key crypto.Signer, keyID string, headers []string) error {
-	alg, err := cavageAlgFor(key)
-	if err != nil {
-		return err
-	}
-	cs := &CavageSignature{KeyID: keyID, Algorithm: alg, Headers: headers}
-	str, err := cavageSigningString(requestMessage(req, ""), cs, true)
-	if err != nil {
-		return err
-	}
-	if cs.Signature, err = cavageSign(key, str); err != nil {
-		return err
-	}
-	req.Header.Set("Signature", cs.String())
-	return nil
+	return SignRFC9421(req, s.key, &o)
 }
 
 // RandomNonce returns 24 random bytes as unpadded base64url (32
@@ -235,65 +159,3 @@ func RandomNonce() (string, error) {
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
-
-// maxBodyPrealloc is the most of a declared Content-Length allocated
-// before the bytes arrive; a larger body grows as it is read, so a sender
-// that declares much and sends little costs only what it sent.
-const maxBodyPrealloc = 1 << 20
-
-// readBody reads req's body for digesting and leaves it re-readable.
-func readBody(req *http.Request, limit int64) ([]byte, error) {
-	var rc io.ReadCloser
-	switch {
-	case req.GetBody != nil:
-		b, err := req.GetBody()
-		if err != nil {
-			return nil, fmt.Errorf("sig: body: %w", err)
-		}
-		rc = b
-	case req.Body != nil && req.Body != http.NoBody:
-		rc = req.Body
-	default:
-		return nil, nil
-	}
-	defer rc.Close()
-	var body []byte
-	if n := req.ContentLength; n > 0 && n <= limit && n <= maxBodyPrealloc {
-		// Read exactly the declared length without regrowing, then make
-		// sure nothing follows.
-		body = make([]byte, n, n+1)
-		if _, err := io.ReadFull(rc, body); err != nil {
-			return nil, fmt.Errorf("sig: body: %w", err)
-		}
-	}
-	var one [1]byte
-	if k, err := rc.Read(one[:]); k > 0 || (err != nil && err != io.EOF) || len(body) == 0 {
-		// More than declared, an unknown length, or a read error: read on.
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("sig: body: %w", err)
-		}
-		body = append(body, one[:k]...)
-		rest, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(len(body))))
-		if err != nil {
-			return nil, fmt.Errorf("sig: body: %w", err)
-		}
-		body = append(body, rest...)
-	}
-	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("sig: body over %d bytes", limit)
-	}
-	if n := req.ContentLength; n > 0 && int64(len(body)) < n {
-		// As io.ReadFull refuses it when the length is preallocated.
-		return nil, fmt.Errorf("sig: body of %d bytes, Content-Length %d", len(body), n)
-	}
-	req.Body = memoryBody(body)
-	req.GetBody = func() (io.ReadCloser, error) { return memoryBody(body), nil }
-	req.ContentLength = int64(len(body))
-	return body, nil
-}
-
-// memoryBody is a body read into memory, in the form net/http knows is in
-// memory (a bytes.Reader behind io.NopCloser): for any other reader it
-// writes the headers and the body in two writes, two TCP segments the
-// server must read apart, on every signed request.
-func memoryBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -60,7 +61,8 @@ const (
 
 // VerifierConfig configures a Verifier. The zero value is usable.
 type VerifierConfig struct {
-	// Now is the clock. Defaults to time.Now.
+	// Now is the clock. Defaults to time.Now. A MemoryNonceStore handed
+	// to the Verifier (Nonces) with no Now of its own takes it.
 	Now func() time.Time
 	// MaxAge bounds how old a signature may be. Defaults to MaxAgeDefault.
 	MaxAge time.Duration
@@ -124,6 +126,8 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 	c := &v.cfg
 	if c.Now == nil {
 		c.Now = time.Now
+	} else if m, ok := c.Nonces.(*MemoryNonceStore); ok && m != nil {
+		m.clock.Adopt(c.Now)
 	}
 	if c.MaxAge == 0 {
 		c.MaxAge = MaxAgeDefault
@@ -150,20 +154,12 @@ func NewVerifier(keys KeyResolver, cfg *VerifierConfig) (*Verifier, error) {
 // verify is Verify without its telemetry.
 func (v *Verifier) verify(req *http.Request) (*Result, error) {
 	if len(req.Header["Signature-Input"]) > 0 {
-		return v.verify9421(req)
+		return v.verifyRFC9421(req)
 	}
 	if _, ok := cavageHeader(req.Header); ok {
 		return v.verifyCavage(req)
 	}
 	return nil, ErrNoSignature
-}
-
-func hasBody(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-		return true
-	}
-	return req.ContentLength > 0 || (req.ContentLength < 0 && req.Body != nil && req.Body != http.NoBody)
 }
 
 func (v *Verifier) verifyCavage(req *http.Request) (*Result, error) {
@@ -277,13 +273,13 @@ func (v *Verifier) cavageCheck(req *http.Request, cs *CavageSignature, pub crypt
 	return err
 }
 
-func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
+func (v *Verifier) verifyRFC9421(req *http.Request) (*Result, error) {
 	now := v.cfg.Now() // once: both time checks see the same clock
-	all, err := ParseSignatures9421(req.Header)
+	all, err := ParseRFC9421Signatures(req.Header)
 	if err != nil {
 		return nil, err
 	}
-	var s *Signature9421
+	var s *RFC9421Signature
 	for _, c := range all {
 		if (v.cfg.Label == "" || c.Label == v.cfg.Label) && (v.cfg.Tag == "" || c.Tag == v.cfg.Tag) {
 			s = c
@@ -345,7 +341,7 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verify9421(&m, s, key.Public, key.Alg); err != nil {
+	if err := verifyRFC9421(&m, s, key.Public, key.Alg); err != nil {
 		return nil, v.explainScheme(err, req, s, key)
 	}
 	if s.Covers("content-digest") {
@@ -377,7 +373,7 @@ func (v *Verifier) verify9421(req *http.Request) (*Result, error) {
 // and leaves the request's query unsigned: @path excludes the query, so
 // without @query, or @query-param for every parameter, a GET signed for
 // ?page=1 would verify as ?page=999&admin=true.
-func pathCoversQuery(m *message, s *Signature9421) error {
+func pathCoversQuery(m *message, s *RFC9421Signature) error {
 	if m.uri.RawQuery == "" || s.Covers("@target-uri") || s.Covers("@request-target") || s.Covers("@query") {
 		return nil
 	}
@@ -408,7 +404,7 @@ func pathCoversQuery(m *message, s *Signature9421) error {
 // into a *SchemeMismatchError when it verifies with the other scheme, so an
 // operator behind a TLS proxy learns which setting to change. It costs one
 // more check only on a failure that signed the scheme.
-func (v *Verifier) explainScheme(err error, req *http.Request, s *Signature9421, key *Key) error {
+func (v *Verifier) explainScheme(err error, req *http.Request, s *RFC9421Signature, key *Key) error {
 	if !errors.Is(err, ErrBadSignature) || !(s.Covers("@target-uri") || s.Covers("@scheme")) {
 		return err
 	}
@@ -418,7 +414,7 @@ func (v *Verifier) explainScheme(err error, req *http.Request, s *Signature9421,
 	}
 	var m message
 	m.initRequest(req, other)
-	if verify9421(&m, s, key.Public, key.Alg) != nil {
+	if verifyRFC9421(&m, s, key.Public, key.Alg) != nil {
 		return err
 	}
 	return &SchemeMismatchError{Signed: other, Configured: v.cfg.URLScheme}
@@ -493,4 +489,17 @@ func errorText(err error) string {
 		}
 	}
 	return "signature verification failed"
+}
+
+// bufPool holds buffers for signature bases and signing strings, which a
+// verification needs only until the signature is checked.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 64<<10 { // let the odd huge one go
+		*b = (*b)[:0]
+		bufPool.Put(b)
+	}
 }

@@ -282,10 +282,10 @@ func TestSelectByLabelAndTag(t *testing.T) {
 	out := newReq(t, http.MethodGet, "https://b.example/x", "")
 	out.Header.Set("Date", t0.Format(http.TimeFormat))
 	comps := []string{"@method", "@target-uri", "@authority", "date"}
-	if err := sig.Sign9421(out, other, &sig.SignOpts{Label: "first", Components: comps, KeyID: "https://c.example/k", Tag: "t1", Created: t0}); err != nil {
+	if err := sig.SignRFC9421(out, other, &sig.SignOpts{Label: "first", Components: comps, KeyID: "https://c.example/k", Tag: "t1", Created: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sig.Sign9421(out, key, &sig.SignOpts{Label: "second", Components: comps, KeyID: keyID, Tag: "t2", Created: t0}); err != nil {
+	if err := sig.SignRFC9421(out, key, &sig.SignOpts{Label: "second", Components: comps, KeyID: keyID, Tag: "t2", Created: t0}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -355,8 +355,8 @@ func TestSignerRefusesWeakRSA(t *testing.T) {
 		t.Fatalf("NewSigner(1024-bit) = %v", err)
 	}
 	req := newReq(t, http.MethodGet, "https://b.example/", "")
-	if err := sig.Sign9421(req, k, &sig.SignOpts{Components: []string{"@method"}}); !errors.Is(err, sig.ErrWeakKey) {
-		t.Fatalf("Sign9421(1024-bit) = %v", err)
+	if err := sig.SignRFC9421(req, k, &sig.SignOpts{Components: []string{"@method"}}); !errors.Is(err, sig.ErrWeakKey) {
+		t.Fatalf("SignRFC9421(1024-bit) = %v", err)
 	}
 }
 

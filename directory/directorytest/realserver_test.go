@@ -28,7 +28,7 @@ func signed(t *testing.T, target, body, ctype, host, nonce string) *http.Request
 	hr.Header.Set("Content-Type", ctype)
 	hr.Header.Set("Content-Digest", sig.ContentDigest([]byte(body)))
 	hr.Header.Set("Date", now.UTC().Format(http.TimeFormat))
-	if err := sig.Sign9421(hr, key(t), &sig.SignOpts{Label: "directory", Components: comps, KeyID: keyID, Alg: sig.AlgRSAv15SHA256,
+	if err := sig.SignRFC9421(hr, key(t), &sig.SignOpts{Label: "directory", Components: comps, KeyID: keyID, Alg: sig.AlgRSAv15SHA256,
 		Tag: directory.V1.Tag(), Nonce: nonce, Created: now, Expires: now.Add(300 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}

@@ -862,7 +862,7 @@ func (s *Server) checkSignature(r *http.Request, raw []byte, v directory.Version
 	} else if item, ok := sv.(httpsfv.Item); !ok || len(item.Params.Names()) != 0 {
 		return "", unauth
 	}
-	sigs, err := sig.ParseSignatures9421(r.Header)
+	sigs, err := sig.ParseRFC9421Signatures(r.Header)
 	if err != nil || len(sigs) != 1 {
 		return "", unauth
 	}
@@ -894,7 +894,7 @@ func (s *Server) checkSignature(r *http.Request, raw []byte, v directory.Version
 	vr := r.Clone(r.Context())
 	vr.Host = strings.TrimPrefix(s.cfg.Origin, "https://")
 	vr.URL.Scheme, vr.URL.Host = "https", vr.Host
-	if err := sig.Verify9421(vr, sv, pub, sig.AlgRSAv15SHA256); err != nil {
+	if err := sig.VerifyRFC9421(vr, sv, pub, sig.AlgRSAv15SHA256); err != nil {
 		return nonce, unauth
 	}
 	return nonce, nil

@@ -72,7 +72,7 @@ func send(t *testing.T, s *directorytest.Server, r req) (int, string) {
 	hr.Header.Set("Content-Type", r.ctype)
 	hr.Header.Set("Content-Digest", sig.ContentDigest([]byte(r.body)))
 	hr.Header.Set("Date", r.created.UTC().Format(http.TimeFormat))
-	if err := sig.Sign9421(hr, k, &sig.SignOpts{Label: "directory", Components: r.components, KeyID: r.keyID,
+	if err := sig.SignRFC9421(hr, k, &sig.SignOpts{Label: "directory", Components: r.components, KeyID: r.keyID,
 		Alg: sig.AlgRSAv15SHA256, Tag: r.tag, Nonce: "n-" + time.Now().Format(time.RFC3339Nano),
 		Created: r.created, Expires: r.created.Add(r.lifetime)}); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestServerReplayAndRateLimit(t *testing.T) {
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Content-Digest", sig.ContentDigest([]byte(v1reg)))
 		hr.Header.Set("Date", now.UTC().Format(http.TimeFormat))
-		sig.Sign9421(hr, k, &sig.SignOpts{Label: "directory", Components: comps, KeyID: keyID, Alg: sig.AlgRSAv15SHA256,
+		sig.SignRFC9421(hr, k, &sig.SignOpts{Label: "directory", Components: comps, KeyID: keyID, Alg: sig.AlgRSAv15SHA256,
 			Tag: directory.V1.Tag(), Nonce: nonce, Created: now, Expires: now.Add(300 * time.Second)})
 		return hr
 	}

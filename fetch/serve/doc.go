@@ -21,7 +21,8 @@
 //	mux.Handle(serve.NodeInfo21Path, ni)
 //	mux.Handle(serve.NodeInfo20Path, ni)
 //
-// WantsActivityPub tells an ActivityPub GET from a browser's.
+// sig/inbox.WantsActivityPub tells an ActivityPub GET from a browser's, by
+// the rule authorized fetch guards GETs by.
 //
 // Routes mounts actors, their inboxes and WebFinger in one call. For what
 // a local actor sends, Actor.Activity and Actor.Note build activities

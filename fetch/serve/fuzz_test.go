@@ -26,16 +26,6 @@ func FuzzAcctUser(f *testing.F) {
 	})
 }
 
-// FuzzWantsActivityPub: an Accept header is anyone's; reading it never
-// panics.
-func FuzzWantsActivityPub(f *testing.F) {
-	f.Fuzz(func(t *testing.T, accept string) {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.Header.Set("Accept", accept)
-		_ = serve.WantsActivityPub(r)
-	})
-}
-
 // FuzzFollowersReceive: what a follower's server posts is anyone's. No
 // activity panics Followers, and none by carol changes whether bob
 // follows or makes Inboxes list anything but http(s) URLs.

@@ -88,8 +88,10 @@ func SignerFromContext(ctx context.Context) (*sig.Result, bool) {
 
 // WantsActivityPub reports whether r asks for ActivityStreams JSON: its
 // Accept names application/activity+json or application/ld+json (with any
-// profile, as Mastodon reads it) with a non-zero q. NewAuthorizedFetch
-// guards exactly those GETs; fetch/serve.WantsActivityPub is this rule.
+// profile, as Mastodon reads it) with a non-zero q. Serve the actor
+// document then, and the HTML profile otherwise: it is the one
+// content-negotiation rule, and NewAuthorizedFetch guards exactly those
+// GETs.
 func WantsActivityPub(r *http.Request) bool {
 	for _, line := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(line, ",") {

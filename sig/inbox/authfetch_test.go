@@ -74,3 +74,27 @@ func TestAuthorizedFetch(t *testing.T) {
 		}
 	}
 }
+
+func TestWantsActivityPub(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		accept string
+		want   bool
+	}{
+		{"application/activity+json", true},
+		{"application/activity+json, application/ld+json", true},
+		{`application/ld+json; profile="https://www.w3.org/ns/activitystreams"`, true},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", false},
+		{"application/activity+json;q=0", false},
+		{"application/json", false},
+		{"", false},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.accept != "" {
+			r.Header.Set("Accept", tc.accept)
+		}
+		if got := inbox.WantsActivityPub(r); got != tc.want {
+			t.Errorf("WantsActivityPub(%q) = %v", tc.accept, got)
+		}
+	}
+}

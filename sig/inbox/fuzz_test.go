@@ -1,6 +1,9 @@
 package inbox
 
-import "testing"
+import (
+	"net/http/httptest"
+	"testing"
+)
 
 // FuzzParseActivity: the inbox's reader of untrusted bodies never panics,
 // and what it accepts has a type and one actor.
@@ -13,5 +16,15 @@ func FuzzParseActivity(f *testing.F) {
 		if a.Type == "" || a.Actor == "" {
 			t.Fatalf("accepted %+v", a)
 		}
+	})
+}
+
+// FuzzWantsActivityPub: an Accept header is anyone's; reading it never
+// panics.
+func FuzzWantsActivityPub(f *testing.F) {
+	f.Fuzz(func(t *testing.T, accept string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Accept", accept)
+		_ = WantsActivityPub(r)
 	})
 }

@@ -8,8 +8,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/internal/pgtest"
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/pgschemes"
@@ -18,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func migrated(t *testing.T) (*pgschemes.Store, func() *pgschemes.Store) {
+func migrated(t testing.TB) (*pgschemes.Store, func() *pgschemes.Store) {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	s, err := pgschemes.New(pool, nil)
@@ -32,17 +30,10 @@ func migrated(t *testing.T) (*pgschemes.Store, func() *pgschemes.Store) {
 }
 
 func TestConformance(t *testing.T) {
-	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore {
-		s, _ := migrated(t)
-		return s
-	})
-}
-
-// The stores pass deliver's SchemeStore suite too: deliver and fetch use
-// them as their SchemeStore.
-func TestDeliverSchemeStoreSuite(t *testing.T) {
-	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore {
-		s, _ := migrated(t)
+	// The suite includes sigtest.TestSchemeStore: deliver and fetch use the
+	// store as their sig.SchemeStore.
+	sigtest.TestLearnedSchemeStore(t, func(tb testing.TB) sig.LearnedSchemeStore {
+		s, _ := migrated(tb)
 		return s
 	})
 }

@@ -15,8 +15,8 @@ import (
 // every call names one host's key only, so nothing spans two slots.
 func TestCluster(t *testing.T) {
 	_, c, prefix := redistest.Cluster(t)
-	var n atomic.Int64 // the suite's subtests run in parallel
-	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore {
+	var n atomic.Int64 // a key prefix per store
+	sigtest.TestLearnedSchemeStore(t, func(testing.TB) sig.LearnedSchemeStore {
 		return redisschemes.New(c, &redisschemes.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 	})
 }

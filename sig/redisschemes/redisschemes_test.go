@@ -8,8 +8,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fedkit/fedkit/deliver"
-	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/internal/redistest"
 	"github.com/fedkit/fedkit/sig"
 	"github.com/fedkit/fedkit/sig/redisschemes"
@@ -19,17 +17,10 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	sigtest.TestLearnedSchemeStore(t, func(t *testing.T) sig.LearnedSchemeStore {
-		c, prefix := redistest.Client(t)
-		return redisschemes.New(c, &redisschemes.Config{KeyPrefix: prefix})
-	})
-}
-
-// The stores pass deliver's SchemeStore suite too: deliver and fetch use
-// them as their SchemeStore.
-func TestDeliverSchemeStoreSuite(t *testing.T) {
-	delivertest.TestSchemeStore(t, func(t *testing.T) deliver.SchemeStore {
-		c, prefix := redistest.Client(t)
+	// The suite includes sigtest.TestSchemeStore: deliver and fetch use the
+	// store as their sig.SchemeStore.
+	sigtest.TestLearnedSchemeStore(t, func(tb testing.TB) sig.LearnedSchemeStore {
+		c, prefix := redistest.Client(tb)
 		return redisschemes.New(c, &redisschemes.Config{KeyPrefix: prefix})
 	})
 }

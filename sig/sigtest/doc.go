@@ -3,9 +3,15 @@
 // the same contract:
 //
 //	func TestMyNonceStore(t *testing.T) {
-//		sigtest.TestNonceStore(t, func(t *testing.T) sig.NonceStore { return newStore(t) })
+//		sigtest.TestNonceStore(t, func(tb testing.TB) sig.NonceStore { return newStore(tb) })
 //	}
 //
-// TestLearnedSchemeStore is the suite of sig.LearnedSchemeStore, the scheme
-// memory with dates (sig/redisschemes and sig/pgschemes pass it).
+// TestSchemeStore is the suite of sig.SchemeStore, the memory of which
+// scheme each host accepted, that deliver and fetch sign with;
+// TestLearnedSchemeStore is the suite of sig.LearnedSchemeStore, the same
+// memory with dates (sig/redisschemes and sig/pgschemes pass it), and
+// includes TestSchemeStore.
+//
+// The suites take a testing.TB: under a *testing.T each case is a subtest,
+// under any other testing.TB the cases run in line.
 package sigtest

@@ -15,13 +15,13 @@ import (
 // fresh once, a repeat is not, pairs differing in either part are
 // independent, and of concurrent reservations of one pair exactly one
 // wins. newStore must return an empty store each time.
-func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
+func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 	t.Helper()
 	ctx := context.Background()
 	until := time.Now().Add(10 * time.Minute)
 	a, _ := sig.ParseKeyID("https://a.example/actor#main-key")
 	b, _ := sig.ParseKeyID("https://b.example/actor#main-key")
-	reserve := func(t *testing.T, s sig.NonceStore, id sig.KeyID, nonce string) bool {
+	reserve := func(t testing.TB, s sig.NonceStore, id sig.KeyID, nonce string) bool {
 		t.Helper()
 		fresh, err := s.Reserve(ctx, id, nonce, until)
 		if err != nil {
@@ -29,7 +29,7 @@ func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
 		}
 		return fresh
 	}
-	t.Run("FreshThenReplay", func(t *testing.T) {
+	run(t, "FreshThenReplay", func(t testing.TB) {
 		s := newStore(t)
 		if !reserve(t, s, a, "n1") {
 			t.Fatal("first reservation was not fresh")
@@ -38,7 +38,7 @@ func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
 			t.Fatal("repeated reservation was fresh")
 		}
 	})
-	t.Run("IndependentPairs", func(t *testing.T) {
+	run(t, "IndependentPairs", func(t testing.TB) {
 		s := newStore(t)
 		for _, p := range []struct {
 			id    sig.KeyID
@@ -49,7 +49,7 @@ func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
 			}
 		}
 	})
-	t.Run("NoConcatenationCollision", func(t *testing.T) {
+	run(t, "NoConcatenationCollision", func(t testing.TB) {
 		s := newStore(t)
 		x, _ := sig.ParseKeyID("k1")
 		y, _ := sig.ParseKeyID("k")
@@ -57,7 +57,7 @@ func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
 			t.Fatal("(k1, n) and (k, 1n) collided")
 		}
 	})
-	t.Run("ConcurrentOneWins", func(t *testing.T) {
+	run(t, "ConcurrentOneWins", func(t testing.TB) {
 		s := newStore(t)
 		var wins atomic.Int32
 		var wg sync.WaitGroup
@@ -77,7 +77,7 @@ func TestNonceStore(t *testing.T, newStore func(t *testing.T) sig.NonceStore) {
 			t.Fatalf("%d concurrent reservations won, want 1", n)
 		}
 	})
-	t.Run("ManyNonces", func(t *testing.T) {
+	run(t, "ManyNonces", func(t testing.TB) {
 		s := newStore(t)
 		for i := range 200 {
 			if !reserve(t, s, a, fmt.Sprintf("n-%d", i)) {

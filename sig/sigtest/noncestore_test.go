@@ -12,7 +12,7 @@ import (
 
 func TestMemoryNonceStore(t *testing.T) {
 	t.Parallel()
-	sigtest.TestNonceStore(t, func(t *testing.T) sig.NonceStore { return sig.NewMemoryNonceStore(nil) })
+	sigtest.TestNonceStore(t, func(testing.TB) sig.NonceStore { return sig.NewMemoryNonceStore(nil) })
 }
 
 // TestMemoryNonceStoreExpiry checks expiry and the bound with a fake clock.
@@ -49,6 +49,6 @@ func ExampleTestNonceStore() {
 	// In a _test.go file of the package implementing the store:
 	//
 	//	func TestStore(t *testing.T) {
-	//		sigtest.TestNonceStore(t, func(t *testing.T) sig.NonceStore { return newStore(t) })
+	//		sigtest.TestNonceStore(t, func(tb testing.TB) sig.NonceStore { return newStore(tb) })
 	//	}
 }

@@ -10,17 +10,55 @@ import (
 	"github.com/fedkit/fedkit/sig"
 )
 
-// TestLearnedSchemeStore checks a sig.LearnedSchemeStore: nothing is
-// remembered of a new host; Learn and Learned round-trip the scheme and the
-// time (to the millisecond, for caller clocks in 2019 and 2031, years from
-// the server's); Learn replaces; SetScheme changes the scheme, and keeps
-// the time learned when the scheme is the one remembered; hosts are
-// independent; concurrent use is safe. newStore must return an empty store
-// each time.
-func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.LearnedSchemeStore) {
+// TestSchemeStore checks a sig.SchemeStore: nothing is remembered of a new
+// host; SetScheme and Scheme round-trip both schemes, the last one set
+// winning; hosts are independent, another port of a host too. newStore
+// must return an empty store each time.
+func TestSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.SchemeStore) {
 	t.Helper()
 	ctx := context.Background()
-	learned := func(t *testing.T, s sig.LearnedSchemeStore, host string) (sig.LearnedScheme, bool) {
+	run(t, "UnknownHost", func(t testing.TB) {
+		if _, ok, err := newStore(t).Scheme(ctx, "b.example"); ok || err != nil {
+			t.Fatalf("unknown host: ok=%v err=%v", ok, err)
+		}
+	})
+	run(t, "RemembersAndOverwrites", func(t testing.TB) {
+		s := newStore(t)
+		for _, want := range []sig.Scheme{sig.SchemeRFC9421, sig.SchemeCavage} {
+			if err := s.SetScheme(ctx, "b.example", want); err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := s.Scheme(ctx, "b.example")
+			if !ok || err != nil || got != want {
+				t.Fatalf("Scheme = %v, %v, %v; want %v", got, ok, err, want)
+			}
+		}
+	})
+	run(t, "HostsIndependent", func(t testing.TB) {
+		s := newStore(t)
+		if err := s.SetScheme(ctx, "b.example", sig.SchemeRFC9421); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.Scheme(ctx, "b.example:8443"); ok {
+			t.Fatal("another port of the host shares its scheme")
+		}
+	})
+}
+
+// TestLearnedSchemeStore checks a sig.LearnedSchemeStore: it passes
+// TestSchemeStore; nothing is remembered of a new host; Learn and Learned
+// round-trip the scheme and the time (to the millisecond, for caller clocks
+// in 2019 and 2031, years from the server's); Learn replaces; SetScheme
+// changes the scheme, and keeps the time learned when the scheme is the one
+// remembered; hosts are independent; concurrent use is safe. newStore must
+// return an empty store each time.
+func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.LearnedSchemeStore) {
+	t.Helper()
+	run(t, "SchemeStore", func(t testing.TB) {
+		TestSchemeStore(t, func(tb testing.TB) sig.SchemeStore { return newStore(tb) })
+	})
+	ctx := context.Background()
+	learned := func(t testing.TB, s sig.LearnedSchemeStore, host string) (sig.LearnedScheme, bool) {
 		t.Helper()
 		l, ok, err := s.Learned(ctx, host)
 		if err != nil {
@@ -28,13 +66,13 @@ func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.Learne
 		}
 		return l, ok
 	}
-	learn := func(t *testing.T, s sig.LearnedSchemeStore, host string, l sig.LearnedScheme) {
+	learn := func(t testing.TB, s sig.LearnedSchemeStore, host string, l sig.LearnedScheme) {
 		t.Helper()
 		if err := s.Learn(ctx, host, l); err != nil {
 			t.Fatalf("Learn(%q): %v", host, err)
 		}
 	}
-	t.Run("Unknown", func(t *testing.T) {
+	run(t, "Unknown", func(t testing.TB) {
 		s := newStore(t)
 		if _, ok := learned(t, s, "a.example"); ok {
 			t.Fatal("a new store remembers a host")
@@ -50,7 +88,7 @@ func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.Learne
 		{"RoundTrip2019", time.Date(2019, 3, 1, 12, 0, 0, 123e6, time.UTC)},
 		{"RoundTrip2031", time.Date(2031, 7, 1, 12, 0, 0, 456e6, time.UTC)},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		run(t, tc.name, func(t testing.TB) {
 			s := newStore(t)
 			learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: tc.now})
 			l, ok := learned(t, s, "a.example")
@@ -67,7 +105,7 @@ func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.Learne
 			}
 		})
 	}
-	t.Run("SetSchemeKeepsTimeOfSameScheme", func(t *testing.T) {
+	run(t, "SetSchemeKeepsTimeOfSameScheme", func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: at})
@@ -90,7 +128,7 @@ func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.Learne
 			t.Fatalf("SetScheme of a new host: %+v, %v", l, ok)
 		}
 	})
-	t.Run("HostsIndependent", func(t *testing.T) {
+	run(t, "HostsIndependent", func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: at})
@@ -102,7 +140,7 @@ func TestLearnedSchemeStore(t *testing.T, newStore func(t *testing.T) sig.Learne
 			t.Fatal("b.example remembered")
 		}
 	})
-	t.Run("Concurrent", func(t *testing.T) {
+	run(t, "Concurrent", func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		var wg sync.WaitGroup
