@@ -14,9 +14,10 @@
 //
 // The Deliverer keeps the clock. Every time a backend stores or compares
 // comes from its caller (ClaimOpts.Now, Envelope.EnqueuedAt,
-// Outcome.RetryAt, the now of Admit, Record and Failure), so a backend
-// never reads a clock of its own to decide anything, and a test that sets
-// the Deliverer's Config.Now sets the backend's too.
+// Outcome.RetryAt, the now of Admit, Record and Failure, the clock Notify
+// is given), so a backend never reads a clock of its own to decide
+// anything, and a test that sets the Deliverer's Config.Now sets the
+// backend's too.
 //
 //	func TestQueue(t *testing.T) {
 //		drivertest.TestQueue(t, func(t testing.TB) driver.Queue {
