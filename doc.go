@@ -17,10 +17,11 @@
 //     (RsaSignature2017) in sig/ldsig.
 //   - [github.com/fedkit/fedkit/deliver]: a queued Deliverer with retries,
 //     circuit breakers, ordering keys, batches, lanes, hooks and a memory
-//     of hosts gone for days; backends in deliver/pgqueue (PostgreSQL),
-//     deliver/redisbreaker (Redis), deliver/redisavailability and
-//     deliver/pgavailability,
-//     conformance suites in deliver/delivertest, and FEP-8fcf followers
+//     of hosts gone for days; what a backend implements in deliver/driver,
+//     with its conformance suites in deliver/driver/drivertest; backends in
+//     deliver/pgqueue (PostgreSQL), deliver/redisbreaker (Redis),
+//     deliver/redisavailability and deliver/pgavailability; a hook recorder
+//     for tests in deliver/delivertest; and FEP-8fcf followers
 //     synchronisation in deliver/colsync.
 //   - [github.com/fedkit/fedkit/fetch]: a Fetcher with ActivityPub origin
 //     rules, collection walks, WebFinger, NodeInfo, resolve and confirm, and

@@ -6,8 +6,8 @@ import (
 )
 
 // AliveRecorder is told of each host that answered a fetch with a
-// document. deliver's AvailabilityStore is one (deliver.Config's
-// Availability.Store, or a Deliverer), so that a host marked unavailable
+// document. A driver.AvailabilityStore is one (deliver.Config's
+// Availability.Store), and so is a Deliverer, so that a host marked unavailable
 // for deliveries gets them again once a fetch finds it alive.
 type AliveRecorder interface {
 	// SeenAlive records that host (host[:port], lower case) is alive.
