@@ -25,10 +25,9 @@ type Deliverer struct {
 
 	signersMu sync.Mutex
 	signers   map[string]signerEntry
-	// signTurns bounds concurrent signatures to the cores: signing is pure
-	// CPU, and more signers than cores only add preemption. It serves the
-	// hosts with the longest backlog first (signturns.go).
-	signTurns *signTurns
+	// signing bounds concurrent signatures to the cores: signing is pure
+	// CPU, and more signers than cores only add preemption.
+	signing chan struct{}
 	// negotiated keeps the signature each host asked for with
 	// Accept-Signature and then accepted (negotiate.go).
 	negotiated negotiatedShapes
@@ -76,7 +75,7 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 		cfg = DefaultConfig()
 	}
 	d := &Deliverer{queue: queue, keys: keys, client: c, cfg: *cfg, wake: make(chan struct{}, 1),
-		signTurns: newSignTurns(runtime.GOMAXPROCS(0))}
+		signing: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if queue == nil || keys == nil || c == nil {
 		return nil, invalid("queue, keys and client are required")
 	}

@@ -50,11 +50,7 @@
 //     more signers than cores only add preemption. Run claims only while
 //     fewer than 8 deliveries per core are on their way to their
 //     signature, so when inboxes answer at once it keeps a short line at
-//     the signers instead of thousands of goroutines. The line serves the
-//     host with the most deliveries in flight or waiting first: a host
-//     with many inboxes takes them PerHost at a time, a chain of rounds,
-//     and first come, first served lets chains drift apart until a few
-//     straggling hosts end the fan-out while the cores idle.
+//     the signers instead of thousands of goroutines.
 //   - Waiting is bounded by Config.Concurrency (ConcurrencyDefault, 2048
 //     deliveries in flight) and by the per-host limit (Config.PerHost, 2,
 //     or a HostLimiter shared by several Deliverers). Concurrency is a

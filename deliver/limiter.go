@@ -89,17 +89,6 @@ func (l *HostLimiter) unref(host string, s *hostSlot) {
 	l.mu.Unlock()
 }
 
-// backlog returns how many deliveries to host are in flight or waiting
-// for a slot.
-func (l *HostLimiter) backlog(host string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s := l.hosts[host]; s != nil {
-		return s.refs
-	}
-	return 0
-}
-
 // InFlight returns how many deliveries to host hold a slot.
 func (l *HostLimiter) InFlight(host string) int {
 	l.mu.Lock()

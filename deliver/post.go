@@ -58,7 +58,7 @@ func (d *Deliverer) send(ctx context.Context, j *driver.Job, host string, key cr
 		return 0, 0, 0, errors.Join(errSign, err)
 	}
 	k1 := d.firstKnock(host, signer, first, known)
-	status, retryAfter, accept, err := d.post(ctx, j, host, k1, syncHeader, rs)
+	status, retryAfter, accept, err := d.post(ctx, j, k1, syncHeader, rs)
 	if err != nil {
 		return status, retryAfter, first, err
 	}
@@ -76,7 +76,7 @@ func (d *Deliverer) send(ctx context.Context, j *driver.Job, host string, key cr
 		return status, retryAfter, first, nil
 	}
 	second := k2.scheme
-	status2, retryAfter2, _, err := d.post(ctx, j, host, k2, syncHeader, rs)
+	status2, retryAfter2, _, err := d.post(ctx, j, k2, syncHeader, rs)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Cut off: the caller returns the delivery to the queue.
@@ -118,7 +118,7 @@ func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Schem
 // post sends one knock and returns its status, its Retry-After and, on a
 // signature refusal, its Accept-Signature; once signed, rs's delivery waits
 // on the network and leaves the signers' line.
-func (d *Deliverer) post(ctx context.Context, j *driver.Job, host string, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
+func (d *Deliverer) post(ctx context.Context, j *driver.Job, k knock, syncHeader string, rs *runSlot) (int, time.Duration, string, error) {
 	body := j.Envelope.Body
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Inbox, bytes.NewReader(body))
 	if err != nil {
@@ -131,9 +131,9 @@ func (d *Deliverer) post(ctx context.Context, j *driver.Job, host string, k knoc
 	}
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
-		d.signTurns.acquire(d.limiter.backlog(host))
+		d.signing <- struct{}{}
 		err := k.sign(r)
-		d.signTurns.release()
+		<-d.signing
 		rs.waiting()
 		if err != nil {
 			signErr = errors.Join(errSign, err)

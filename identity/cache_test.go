@@ -12,11 +12,11 @@ import (
 )
 
 func TestMemoryCacheStoreConformance(t *testing.T) {
-	identitytest.TestCacheStore(t, func(*testing.T) identity.CacheStore { return &identity.MemoryCacheStore{} })
+	identitytest.TestCacheStore(t, func(testing.TB) identity.CacheStore { return &identity.MemoryCacheStore{} })
 }
 
 func TestMemoryLockConformance(t *testing.T) {
-	identitytest.TestLock(t, func(_ *testing.T, wait time.Duration) identity.Lock { return identity.NewMemoryLock(wait) })
+	identitytest.TestLock(t, func(_ testing.TB, wait time.Duration) identity.Lock { return identity.NewMemoryLock(wait) })
 }
 
 func TestCache(t *testing.T) {

@@ -56,7 +56,7 @@ func ExampleVerifyBase() {
 // A StateStore backend runs the conformance suite from its tests.
 func ExampleTestStateStore() {
 	_ = func(t *testing.T) { // func TestConformance(t *testing.T) in the backend's package
-		directorytest.TestStateStore(t, func(*testing.T) directory.StateStore {
+		directorytest.TestStateStore(t, func(testing.TB) directory.StateStore {
 			return &directory.MemoryStateStore{} // a fresh, isolated store per call
 		})
 	}

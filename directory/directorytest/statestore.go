@@ -13,7 +13,7 @@ import (
 // newStore returns an empty store isolated to t. Lease expiry is exercised
 // with real sleeps of a few hundred milliseconds, so stores must honour
 // sub-second TTLs.
-func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateStore) {
+func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateStore) {
 	const origin = "https://directory.example"
 	ctx := context.Background()
 	rec := directory.StateRecord{
@@ -29,14 +29,14 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 		Outcome:       directory.OutcomeCreated,
 	}
 
-	t.Run("EmptyLoadIsZero", func(t *testing.T) {
+	run(t, "EmptyLoadIsZero", func(t testing.TB) {
 		s := newStore(t)
 		got, err := s.Load(ctx, origin)
 		if err != nil || !got.IsZero() {
 			t.Fatalf("Load = %+v, %v; want zero, nil", got, err)
 		}
 	})
-	t.Run("SaveLoadRoundTrip", func(t *testing.T) {
+	run(t, "SaveLoadRoundTrip", func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		in := rec
@@ -60,7 +60,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatalf("after replace Load = %+v, want %+v", got, want)
 		}
 	})
-	t.Run("OriginsAreSeparate", func(t *testing.T) {
+	run(t, "OriginsAreSeparate", func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		if err := s.Save(ctx, origin, tok, rec); err != nil {
@@ -74,14 +74,14 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatalf("other origin lease: %v", err)
 		}
 	})
-	t.Run("SecondAcquireRefused", func(t *testing.T) {
+	run(t, "SecondAcquireRefused", func(t testing.TB) {
 		s := newStore(t)
 		acquire(t, s, origin, time.Minute)
 		if _, err := s.Acquire(ctx, origin, time.Minute); !errors.Is(err, directory.ErrLeaseHeld) {
 			t.Fatalf("second Acquire err = %v, want ErrLeaseHeld", err)
 		}
 	})
-	t.Run("WrongTokenRefused", func(t *testing.T) {
+	run(t, "WrongTokenRefused", func(t testing.TB) {
 		s := newStore(t)
 		acquire(t, s, origin, time.Minute)
 		for name, err := range map[string]error{
@@ -98,7 +98,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatalf("refused save wrote %+v", got)
 		}
 	})
-	t.Run("ReleaseThenReacquire", func(t *testing.T) {
+	run(t, "ReleaseThenReacquire", func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		if err := s.Release(ctx, origin, tok); err != nil {
@@ -112,7 +112,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatal("token reused")
 		}
 	})
-	t.Run("FormerOwnerCannotOverwrite", func(t *testing.T) {
+	run(t, "FormerOwnerCannotOverwrite", func(t testing.TB) {
 		s := newStore(t)
 		old := acquire(t, s, origin, 200*time.Millisecond)
 		time.Sleep(400 * time.Millisecond) // let the lease expire
@@ -132,7 +132,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatalf("state = %+v, want the new owner's %+v", got, rec)
 		}
 	})
-	t.Run("RenewKeepsLease", func(t *testing.T) {
+	run(t, "RenewKeepsLease", func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, 300*time.Millisecond)
 		for range 3 {
@@ -145,7 +145,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 			t.Fatalf("renewed lease was taken: %v", err)
 		}
 	})
-	t.Run("InvalidRecordRefused", func(t *testing.T) {
+	run(t, "InvalidRecordRefused", func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		for name, r := range map[string]directory.StateRecord{
@@ -163,7 +163,7 @@ func TestStateStore(t *testing.T, newStore func(t *testing.T) directory.StateSto
 	})
 }
 
-func acquire(t *testing.T, s directory.StateStore, origin string, ttl time.Duration) string {
+func acquire(t testing.TB, s directory.StateStore, origin string, ttl time.Duration) string {
 	t.Helper()
 	tok, err := s.Acquire(context.Background(), origin, ttl)
 	if err != nil {

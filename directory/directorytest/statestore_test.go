@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStateStore(t *testing.T) {
 	t.Parallel()
-	directorytest.TestStateStore(t, func(*testing.T) directory.StateStore { return &directory.MemoryStateStore{} })
+	directorytest.TestStateStore(t, func(testing.TB) directory.StateStore { return &directory.MemoryStateStore{} })
 }

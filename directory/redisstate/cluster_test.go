@@ -24,7 +24,7 @@ func TestCluster(t *testing.T) {
 	_, c, prefix := redistest.Cluster(t)
 	var n atomic.Int64 // the suite's subtests run in parallel
 	t.Run("conformance", func(t *testing.T) {
-		directorytest.TestStateStore(t, func(t *testing.T) directory.StateStore {
+		directorytest.TestStateStore(t, func(t testing.TB) directory.StateStore {
 			s, err := redisstate.New(c, &redisstate.Config{KeyPrefix: fmt.Sprintf("%s%d:", prefix, n.Add(1))})
 			if err != nil {
 				t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 const origin = "https://directory.example"
 
-func setup(t *testing.T) (*redisstate.Store, *redisClient, string) {
+func setup(t testing.TB) (*redisstate.Store, *redisClient, string) {
 	t.Helper()
 	c, prefix := redistest.Client(t)
 	s, err := redisstate.New(c, &redisstate.Config{KeyPrefix: prefix})
@@ -28,7 +28,7 @@ func setup(t *testing.T) (*redisstate.Store, *redisClient, string) {
 }
 
 func TestConformance(t *testing.T) {
-	directorytest.TestStateStore(t, func(t *testing.T) directory.StateStore {
+	directorytest.TestStateStore(t, func(t testing.TB) directory.StateStore {
 		s, _, _ := setup(t)
 		return s
 	})

@@ -8,7 +8,7 @@
 //	res := n.Resolver(t) // an identity.HTTPResolver on the network
 //
 //	func TestMyStore(t *testing.T) {
-//		identitytest.TestCacheStore(t, func(t *testing.T) identity.CacheStore { return newStore(t) })
+//		identitytest.TestCacheStore(t, func(t testing.TB) identity.CacheStore { return newStore(t) })
 //	}
 //
 // Nothing leaves the process: hosts the test did not configure answer 404,

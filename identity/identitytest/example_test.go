@@ -23,13 +23,13 @@ func ExampleNewNetwork() {
 func ExampleTestCacheStore() {
 	// In a backend's tests:
 	_ = func(t *testing.T) {
-		identitytest.TestCacheStore(t, func(*testing.T) identity.CacheStore { return &identity.MemoryCacheStore{} })
+		identitytest.TestCacheStore(t, func(testing.TB) identity.CacheStore { return &identity.MemoryCacheStore{} })
 	}
 }
 
 func ExampleTestLock() {
 	_ = func(t *testing.T) {
-		identitytest.TestLock(t, func(_ *testing.T, wait time.Duration) identity.Lock { return identity.NewMemoryLock(wait) })
+		identitytest.TestLock(t, func(_ testing.TB, wait time.Duration) identity.Lock { return identity.NewMemoryLock(wait) })
 	}
 }
 

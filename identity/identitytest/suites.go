@@ -20,7 +20,7 @@ const (
 
 // TestCacheStore runs the identity.CacheStore conformance suite. newStore
 // returns an empty store private to the subtest.
-func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStore) {
+func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStore) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	entry := func(did identity.DID, h identity.Handle) identity.CacheEntry {
@@ -29,27 +29,27 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			Expires:  now.Add(time.Hour),
 		}
 	}
-	mustPut := func(t *testing.T, s identity.CacheStore, e identity.CacheEntry) {
+	mustPut := func(t testing.TB, s identity.CacheStore, e identity.CacheEntry) {
 		t.Helper()
 		if err := s.Put(ctx, e); err != nil {
 			t.Fatalf("Put: %v", err)
 		}
 	}
-	wantMiss := func(t *testing.T, _ identity.CacheEntry, err error) {
+	wantMiss := func(t testing.TB, _ identity.CacheEntry, err error) {
 		t.Helper()
 		if !errors.Is(err, identity.ErrCacheMiss) {
 			t.Fatalf("err = %v, want ErrCacheMiss", err)
 		}
 	}
 
-	t.Run("MissOnEmpty", func(t *testing.T) {
+	run(t, "MissOnEmpty", func(t testing.TB) {
 		s := newStore(t)
 		e, err := s.Get(ctx, DIDAlice)
 		wantMiss(t, e, err)
 		e, err = s.GetByHandle(ctx, "alice.bridge.test")
 		wantMiss(t, e, err)
 	})
-	t.Run("PutGetRoundTrip", func(t *testing.T) {
+	run(t, "PutGetRoundTrip", func(t testing.TB) {
 		s := newStore(t)
 		want := entry(DIDAlice, "alice.bridge.test")
 		mustPut(t, s, want)
@@ -69,7 +69,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("GetByHandle = %+v, %v", byH, err)
 		}
 	})
-	t.Run("ExpiredStillReturned", func(t *testing.T) {
+	run(t, "ExpiredStillReturned", func(t testing.TB) {
 		// Expiry is the Cache's decision, not the store's.
 		s := newStore(t)
 		e := entry(DIDAlice, "alice.bridge.test")
@@ -79,7 +79,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("Get expired: %v", err)
 		}
 	})
-	t.Run("PutReplacesHandle", func(t *testing.T) {
+	run(t, "PutReplacesHandle", func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "old.bridge.test"))
 		mustPut(t, s, entry(DIDAlice, "new.bridge.test"))
@@ -89,7 +89,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("new handle = %+v, %v", e, err)
 		}
 	})
-	t.Run("HandleMovesToNewDID", func(t *testing.T) {
+	run(t, "HandleMovesToNewDID", func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "shared.bridge.test"))
 		mustPut(t, s, entry(DIDBob, "shared.bridge.test"))
@@ -99,7 +99,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 		e, err := s.Get(ctx, DIDAlice)
 		wantMiss(t, e, err)
 	})
-	t.Run("DeleteByDID", func(t *testing.T) {
+	run(t, "DeleteByDID", func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "alice.bridge.test"))
 		mustPut(t, s, entry(DIDBob, "bob.bridge.test"))
@@ -117,7 +117,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("Delete missing: %v", err)
 		}
 	})
-	t.Run("DeleteByHandle", func(t *testing.T) {
+	run(t, "DeleteByHandle", func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "alice.bridge.test"))
 		if err := s.DeleteHandle(ctx, "alice.bridge.test"); err != nil {
@@ -129,7 +129,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("DeleteHandle missing: %v", err)
 		}
 	})
-	t.Run("ZeroHandleNotIndexed", func(t *testing.T) {
+	run(t, "ZeroHandleNotIndexed", func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, ""))
 		mustPut(t, s, entry(DIDBob, ""))
@@ -139,7 +139,7 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 			t.Fatalf("alice: %v", err)
 		}
 	})
-	t.Run("Clear", func(t *testing.T) {
+	run(t, "Clear", func(t testing.TB) {
 		s := newStore(t)
 		c, ok := s.(identity.CacheClearer)
 		if !ok {
@@ -161,13 +161,13 @@ func TestCacheStore(t *testing.T, newStore func(t *testing.T) identity.CacheStor
 // that waits at most wait, private to the subtest; a negative wait must give
 // an unusable lock. Waits here are short (a few hundred milliseconds) and
 // only outcomes are asserted, never durations.
-func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) identity.Lock) {
+func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) identity.Lock) {
 	ctx := context.Background()
 	const wait = 300 * time.Millisecond
 
 	hold := HoldLock
 
-	t.Run("RunsFn", func(t *testing.T) {
+	run(t, "RunsFn", func(t testing.TB) {
 		l := newLock(t, wait)
 		ran := false
 		if err := l.WithLock(ctx, DIDAlice, func(context.Context) error { ran = true; return nil }); err != nil {
@@ -177,7 +177,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatal("fn did not run")
 		}
 	})
-	t.Run("ReturnsFnError", func(t *testing.T) {
+	run(t, "ReturnsFnError", func(t testing.TB) {
 		l := newLock(t, wait)
 		boom := errors.New("boom")
 		if err := l.WithLock(ctx, DIDAlice, func(context.Context) error { return boom }); !errors.Is(err, boom) {
@@ -188,7 +188,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("after error: %v", err)
 		}
 	})
-	t.Run("ContentionIsBusy", func(t *testing.T) {
+	run(t, "ContentionIsBusy", func(t testing.TB) {
 		l := newLock(t, wait)
 		release := hold(t, l, DIDAlice)
 		defer release()
@@ -201,7 +201,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatal("fn ran without the lock")
 		}
 	})
-	t.Run("OtherDIDsIndependent", func(t *testing.T) {
+	run(t, "OtherDIDsIndependent", func(t testing.TB) {
 		l := newLock(t, wait)
 		release := hold(t, l, DIDAlice)
 		defer release()
@@ -209,7 +209,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("bob blocked by alice: %v", err)
 		}
 	})
-	t.Run("Serialises", func(t *testing.T) {
+	run(t, "Serialises", func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		var inside, overlaps, runs atomic.Int32
 		var wg sync.WaitGroup
@@ -234,7 +234,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("overlaps = %d, runs = %d", overlaps.Load(), runs.Load())
 		}
 	})
-	t.Run("WaitsThenAcquires", func(t *testing.T) {
+	run(t, "WaitsThenAcquires", func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		release := hold(t, l, DIDAlice)
 		got := make(chan error, 1)
@@ -252,7 +252,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("waiter: %v", err)
 		}
 	})
-	t.Run("CancelWhileWaiting", func(t *testing.T) {
+	run(t, "CancelWhileWaiting", func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		release := hold(t, l, DIDAlice)
 		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -268,7 +268,7 @@ func TestLock(t *testing.T, newLock func(t *testing.T, wait time.Duration) ident
 			t.Fatalf("after a cancelled waiter: %v", err)
 		}
 	})
-	t.Run("NonPositiveWaitUnusable", func(t *testing.T) {
+	run(t, "NonPositiveWaitUnusable", func(t testing.TB) {
 		l := newLock(t, -1)
 		if l.Wait() > 0 {
 			t.Fatalf("Wait = %v, want <= 0", l.Wait())

@@ -89,13 +89,13 @@ func TestLockKeyMatchesSQL(t *testing.T) {
 }
 
 func TestLockConformance(t *testing.T) {
-	identitytest.TestLock(t, func(t *testing.T, wait time.Duration) identity.Lock {
+	identitytest.TestLock(t, func(t testing.TB, wait time.Duration) identity.Lock {
 		return newLock(t, lockPool(t, 8), namespace(t), wait)
 	})
 }
 
 func TestCacheStoreConformance(t *testing.T) {
-	identitytest.TestCacheStore(t, func(t *testing.T) identity.CacheStore {
+	identitytest.TestCacheStore(t, func(t testing.TB) identity.CacheStore {
 		s, err := pgstore.NewCacheStore(pgtest.Pool(t), nil)
 		if err != nil {
 			t.Fatal(err)
