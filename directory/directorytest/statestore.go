@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/directory"
+	"github.com/fedkit/fedkit/internal/suite"
 )
 
 // TestStateStore is the conformance suite every directory.StateStore passes.
@@ -29,14 +30,14 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 		Outcome:       directory.OutcomeCreated,
 	}
 
-	run(t, "EmptyLoadIsZero", func(t testing.TB) {
+	suite.Run(t, "EmptyLoadIsZero", false, func(t testing.TB) {
 		s := newStore(t)
 		got, err := s.Load(ctx, origin)
 		if err != nil || !got.IsZero() {
 			t.Fatalf("Load = %+v, %v; want zero, nil", got, err)
 		}
 	})
-	run(t, "SaveLoadRoundTrip", func(t testing.TB) {
+	suite.Run(t, "SaveLoadRoundTrip", false, func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		in := rec
@@ -60,7 +61,7 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatalf("after replace Load = %+v, want %+v", got, want)
 		}
 	})
-	run(t, "OriginsAreSeparate", func(t testing.TB) {
+	suite.Run(t, "OriginsAreSeparate", false, func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		if err := s.Save(ctx, origin, tok, rec); err != nil {
@@ -74,14 +75,14 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatalf("other origin lease: %v", err)
 		}
 	})
-	run(t, "SecondAcquireRefused", func(t testing.TB) {
+	suite.Run(t, "SecondAcquireRefused", false, func(t testing.TB) {
 		s := newStore(t)
 		acquire(t, s, origin, time.Minute)
 		if _, err := s.Acquire(ctx, origin, time.Minute); !errors.Is(err, directory.ErrLeaseHeld) {
 			t.Fatalf("second Acquire err = %v, want ErrLeaseHeld", err)
 		}
 	})
-	run(t, "WrongTokenRefused", func(t testing.TB) {
+	suite.Run(t, "WrongTokenRefused", false, func(t testing.TB) {
 		s := newStore(t)
 		acquire(t, s, origin, time.Minute)
 		for name, err := range map[string]error{
@@ -98,7 +99,7 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatalf("refused save wrote %+v", got)
 		}
 	})
-	run(t, "ReleaseThenReacquire", func(t testing.TB) {
+	suite.Run(t, "ReleaseThenReacquire", false, func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		if err := s.Release(ctx, origin, tok); err != nil {
@@ -112,7 +113,7 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatal("token reused")
 		}
 	})
-	run(t, "FormerOwnerCannotOverwrite", func(t testing.TB) {
+	suite.Run(t, "FormerOwnerCannotOverwrite", false, func(t testing.TB) {
 		s := newStore(t)
 		old := acquire(t, s, origin, 200*time.Millisecond)
 		time.Sleep(400 * time.Millisecond) // let the lease expire
@@ -132,7 +133,7 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatalf("state = %+v, want the new owner's %+v", got, rec)
 		}
 	})
-	run(t, "RenewKeepsLease", func(t testing.TB) {
+	suite.Run(t, "RenewKeepsLease", false, func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, 300*time.Millisecond)
 		for range 3 {
@@ -145,7 +146,7 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			t.Fatalf("renewed lease was taken: %v", err)
 		}
 	})
-	run(t, "InvalidRecordRefused", func(t testing.TB) {
+	suite.Run(t, "InvalidRecordRefused", false, func(t testing.TB) {
 		s := newStore(t)
 		tok := acquire(t, s, origin, time.Minute)
 		for name, r := range map[string]directory.StateRecord{

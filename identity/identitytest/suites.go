@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/identity"
+	"github.com/fedkit/fedkit/internal/suite"
 )
 
 // Test identifiers, valid under identity.ParseDID / ParseHandle.
@@ -42,14 +43,14 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 		}
 	}
 
-	run(t, "MissOnEmpty", func(t testing.TB) {
+	suite.Run(t, "MissOnEmpty", false, func(t testing.TB) {
 		s := newStore(t)
 		e, err := s.Get(ctx, DIDAlice)
 		wantMiss(t, e, err)
 		e, err = s.GetByHandle(ctx, "alice.bridge.test")
 		wantMiss(t, e, err)
 	})
-	run(t, "PutGetRoundTrip", func(t testing.TB) {
+	suite.Run(t, "PutGetRoundTrip", false, func(t testing.TB) {
 		s := newStore(t)
 		want := entry(DIDAlice, "alice.bridge.test")
 		mustPut(t, s, want)
@@ -69,7 +70,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("GetByHandle = %+v, %v", byH, err)
 		}
 	})
-	run(t, "ExpiredStillReturned", func(t testing.TB) {
+	suite.Run(t, "ExpiredStillReturned", false, func(t testing.TB) {
 		// Expiry is the Cache's decision, not the store's.
 		s := newStore(t)
 		e := entry(DIDAlice, "alice.bridge.test")
@@ -79,7 +80,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("Get expired: %v", err)
 		}
 	})
-	run(t, "PutReplacesHandle", func(t testing.TB) {
+	suite.Run(t, "PutReplacesHandle", false, func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "old.bridge.test"))
 		mustPut(t, s, entry(DIDAlice, "new.bridge.test"))
@@ -89,7 +90,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("new handle = %+v, %v", e, err)
 		}
 	})
-	run(t, "HandleMovesToNewDID", func(t testing.TB) {
+	suite.Run(t, "HandleMovesToNewDID", false, func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "shared.bridge.test"))
 		mustPut(t, s, entry(DIDBob, "shared.bridge.test"))
@@ -99,7 +100,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 		e, err := s.Get(ctx, DIDAlice)
 		wantMiss(t, e, err)
 	})
-	run(t, "DeleteByDID", func(t testing.TB) {
+	suite.Run(t, "DeleteByDID", false, func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "alice.bridge.test"))
 		mustPut(t, s, entry(DIDBob, "bob.bridge.test"))
@@ -117,7 +118,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("Delete missing: %v", err)
 		}
 	})
-	run(t, "DeleteByHandle", func(t testing.TB) {
+	suite.Run(t, "DeleteByHandle", false, func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, "alice.bridge.test"))
 		if err := s.DeleteHandle(ctx, "alice.bridge.test"); err != nil {
@@ -129,7 +130,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("DeleteHandle missing: %v", err)
 		}
 	})
-	run(t, "ZeroHandleNotIndexed", func(t testing.TB) {
+	suite.Run(t, "ZeroHandleNotIndexed", false, func(t testing.TB) {
 		s := newStore(t)
 		mustPut(t, s, entry(DIDAlice, ""))
 		mustPut(t, s, entry(DIDBob, ""))
@@ -139,7 +140,7 @@ func TestCacheStore(t testing.TB, newStore func(t testing.TB) identity.CacheStor
 			t.Fatalf("alice: %v", err)
 		}
 	})
-	run(t, "Clear", func(t testing.TB) {
+	suite.Run(t, "Clear", false, func(t testing.TB) {
 		s := newStore(t)
 		c, ok := s.(identity.CacheClearer)
 		if !ok {
@@ -167,7 +168,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 
 	hold := HoldLock
 
-	run(t, "RunsFn", func(t testing.TB) {
+	suite.Run(t, "RunsFn", false, func(t testing.TB) {
 		l := newLock(t, wait)
 		ran := false
 		if err := l.WithLock(ctx, DIDAlice, func(context.Context) error { ran = true; return nil }); err != nil {
@@ -177,7 +178,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatal("fn did not run")
 		}
 	})
-	run(t, "ReturnsFnError", func(t testing.TB) {
+	suite.Run(t, "ReturnsFnError", false, func(t testing.TB) {
 		l := newLock(t, wait)
 		boom := errors.New("boom")
 		if err := l.WithLock(ctx, DIDAlice, func(context.Context) error { return boom }); !errors.Is(err, boom) {
@@ -188,7 +189,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatalf("after error: %v", err)
 		}
 	})
-	run(t, "ContentionIsBusy", func(t testing.TB) {
+	suite.Run(t, "ContentionIsBusy", false, func(t testing.TB) {
 		l := newLock(t, wait)
 		release := hold(t, l, DIDAlice)
 		defer release()
@@ -201,7 +202,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatal("fn ran without the lock")
 		}
 	})
-	run(t, "OtherDIDsIndependent", func(t testing.TB) {
+	suite.Run(t, "OtherDIDsIndependent", false, func(t testing.TB) {
 		l := newLock(t, wait)
 		release := hold(t, l, DIDAlice)
 		defer release()
@@ -209,7 +210,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatalf("bob blocked by alice: %v", err)
 		}
 	})
-	run(t, "Serialises", func(t testing.TB) {
+	suite.Run(t, "Serialises", false, func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		var inside, overlaps, runs atomic.Int32
 		var wg sync.WaitGroup
@@ -234,7 +235,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatalf("overlaps = %d, runs = %d", overlaps.Load(), runs.Load())
 		}
 	})
-	run(t, "WaitsThenAcquires", func(t testing.TB) {
+	suite.Run(t, "WaitsThenAcquires", false, func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		release := hold(t, l, DIDAlice)
 		got := make(chan error, 1)
@@ -252,7 +253,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatalf("waiter: %v", err)
 		}
 	})
-	run(t, "CancelWhileWaiting", func(t testing.TB) {
+	suite.Run(t, "CancelWhileWaiting", false, func(t testing.TB) {
 		l := newLock(t, 10*time.Second)
 		release := hold(t, l, DIDAlice)
 		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -268,7 +269,7 @@ func TestLock(t testing.TB, newLock func(t testing.TB, wait time.Duration) ident
 			t.Fatalf("after a cancelled waiter: %v", err)
 		}
 	})
-	run(t, "NonPositiveWaitUnusable", func(t testing.TB) {
+	suite.Run(t, "NonPositiveWaitUnusable", false, func(t testing.TB) {
 		l := newLock(t, -1)
 		if l.Wait() > 0 {
 			t.Fatalf("Wait = %v, want <= 0", l.Wait())

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/internal/suite"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -29,7 +30,7 @@ func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 		}
 		return fresh
 	}
-	run(t, "FreshThenReplay", func(t testing.TB) {
+	suite.Run(t, "FreshThenReplay", false, func(t testing.TB) {
 		s := newStore(t)
 		if !reserve(t, s, a, "n1") {
 			t.Fatal("first reservation was not fresh")
@@ -38,7 +39,7 @@ func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 			t.Fatal("repeated reservation was fresh")
 		}
 	})
-	run(t, "IndependentPairs", func(t testing.TB) {
+	suite.Run(t, "IndependentPairs", false, func(t testing.TB) {
 		s := newStore(t)
 		for _, p := range []struct {
 			id    sig.KeyID
@@ -49,7 +50,7 @@ func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 			}
 		}
 	})
-	run(t, "NoConcatenationCollision", func(t testing.TB) {
+	suite.Run(t, "NoConcatenationCollision", false, func(t testing.TB) {
 		s := newStore(t)
 		x, _ := sig.ParseKeyID("k1")
 		y, _ := sig.ParseKeyID("k")
@@ -57,7 +58,7 @@ func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 			t.Fatal("(k1, n) and (k, 1n) collided")
 		}
 	})
-	run(t, "ConcurrentOneWins", func(t testing.TB) {
+	suite.Run(t, "ConcurrentOneWins", false, func(t testing.TB) {
 		s := newStore(t)
 		var wins atomic.Int32
 		var wg sync.WaitGroup
@@ -77,7 +78,7 @@ func TestNonceStore(t testing.TB, newStore func(tb testing.TB) sig.NonceStore) {
 			t.Fatalf("%d concurrent reservations won, want 1", n)
 		}
 	})
-	run(t, "ManyNonces", func(t testing.TB) {
+	suite.Run(t, "ManyNonces", false, func(t testing.TB) {
 		s := newStore(t)
 		for i := range 200 {
 			if !reserve(t, s, a, fmt.Sprintf("n-%d", i)) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/internal/suite"
 	"github.com/fedkit/fedkit/sig"
 )
 
@@ -17,12 +18,12 @@ import (
 func TestSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.SchemeStore) {
 	t.Helper()
 	ctx := context.Background()
-	run(t, "UnknownHost", func(t testing.TB) {
+	suite.Run(t, "UnknownHost", false, func(t testing.TB) {
 		if _, ok, err := newStore(t).Scheme(ctx, "b.example"); ok || err != nil {
 			t.Fatalf("unknown host: ok=%v err=%v", ok, err)
 		}
 	})
-	run(t, "RemembersAndOverwrites", func(t testing.TB) {
+	suite.Run(t, "RemembersAndOverwrites", false, func(t testing.TB) {
 		s := newStore(t)
 		for _, want := range []sig.Scheme{sig.SchemeRFC9421, sig.SchemeCavage} {
 			if err := s.SetScheme(ctx, "b.example", want); err != nil {
@@ -34,7 +35,7 @@ func TestSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.SchemeStore)
 			}
 		}
 	})
-	run(t, "HostsIndependent", func(t testing.TB) {
+	suite.Run(t, "HostsIndependent", false, func(t testing.TB) {
 		s := newStore(t)
 		if err := s.SetScheme(ctx, "b.example", sig.SchemeRFC9421); err != nil {
 			t.Fatal(err)
@@ -54,7 +55,7 @@ func TestSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.SchemeStore)
 // return an empty store each time.
 func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.LearnedSchemeStore) {
 	t.Helper()
-	run(t, "SchemeStore", func(t testing.TB) {
+	suite.Run(t, "SchemeStore", false, func(t testing.TB) {
 		TestSchemeStore(t, func(tb testing.TB) sig.SchemeStore { return newStore(tb) })
 	})
 	ctx := context.Background()
@@ -72,7 +73,7 @@ func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.Learn
 			t.Fatalf("Learn(%q): %v", host, err)
 		}
 	}
-	run(t, "Unknown", func(t testing.TB) {
+	suite.Run(t, "Unknown", false, func(t testing.TB) {
 		s := newStore(t)
 		if _, ok := learned(t, s, "a.example"); ok {
 			t.Fatal("a new store remembers a host")
@@ -88,7 +89,7 @@ func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.Learn
 		{"RoundTrip2019", time.Date(2019, 3, 1, 12, 0, 0, 123e6, time.UTC)},
 		{"RoundTrip2031", time.Date(2031, 7, 1, 12, 0, 0, 456e6, time.UTC)},
 	} {
-		run(t, tc.name, func(t testing.TB) {
+		suite.Run(t, tc.name, false, func(t testing.TB) {
 			s := newStore(t)
 			learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: tc.now})
 			l, ok := learned(t, s, "a.example")
@@ -105,7 +106,7 @@ func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.Learn
 			}
 		})
 	}
-	run(t, "SetSchemeKeepsTimeOfSameScheme", func(t testing.TB) {
+	suite.Run(t, "SetSchemeKeepsTimeOfSameScheme", false, func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: at})
@@ -128,7 +129,7 @@ func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.Learn
 			t.Fatalf("SetScheme of a new host: %+v, %v", l, ok)
 		}
 	})
-	run(t, "HostsIndependent", func(t testing.TB) {
+	suite.Run(t, "HostsIndependent", false, func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		learn(t, s, "a.example", sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: at})
@@ -140,7 +141,7 @@ func TestLearnedSchemeStore(t testing.TB, newStore func(tb testing.TB) sig.Learn
 			t.Fatal("b.example remembered")
 		}
 	})
-	run(t, "Concurrent", func(t testing.TB) {
+	suite.Run(t, "Concurrent", false, func(t testing.TB) {
 		s := newStore(t)
 		at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 		var wg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/suite"
 )
 
 // TestAvailabilityStore runs the conformance suite every
@@ -31,7 +32,7 @@ func TestAvailabilityStore(t testing.TB, newStore func(t testing.TB) driver.Avai
 		{"2019", time.Date(2019, 3, 1, 23, 30, 0, 0, time.UTC)},
 		{"2031", time.Date(2031, 7, 1, 0, 15, 0, 0, time.UTC)},
 	} {
-		run(t, "DistinctDays"+tc.name, false, func(t testing.TB) {
+		suite.Run(t, "DistinctDays"+tc.name, false, func(t testing.TB) {
 			s := newStore(t)
 			fail := func(at time.Time) (time.Time, bool) {
 				t.Helper()
@@ -80,7 +81,7 @@ func TestAvailabilityStore(t testing.TB, newStore func(t testing.TB) driver.Avai
 			}
 		})
 	}
-	run(t, "SuccessBetweenResets", false, func(t testing.TB) {
+	suite.Run(t, "SuccessBetweenResets", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
 		for i := range 2 {
@@ -95,7 +96,7 @@ func TestAvailabilityStore(t testing.TB, newStore func(t testing.TB) driver.Avai
 			t.Fatal("a success between did not reset the days")
 		}
 	})
-	run(t, "List", false, func(t testing.TB) {
+	suite.Run(t, "List", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2019, 1, 1, 12, 0, 0, 0, time.UTC)
 		for i, h := range []string{"b.example", "a.example", "c.example"} {
@@ -122,7 +123,7 @@ func TestAvailabilityStore(t testing.TB, newStore func(t testing.TB) driver.Avai
 			}
 		}
 	})
-	run(t, "ConcurrentSameDay", false, func(t testing.TB) {
+	suite.Run(t, "ConcurrentSameDay", false, func(t testing.TB) {
 		s := newStore(t)
 		t0 := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
 		for d := range rule.Days - 1 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/suite"
 )
 
 // TestBreakerStore runs the conformance suite every driver.BreakerStore must
@@ -48,14 +49,14 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		fail(t, s, light, rule.Threshold, now)
 	}
 
-	run(t, "ClosedAdmits", true, func(t testing.TB) {
+	suite.Run(t, "ClosedAdmits", true, func(t testing.TB) {
 		s := newStore(t)
 		if a := admit(t, s, light, t0); !a.Allow || a.Probe {
 			t.Fatalf("fresh light: %+v, want allowed, not a probe", a)
 		}
 	})
 
-	run(t, "OpensAfterThresholdFailuresInARow", true, func(t testing.TB) {
+	suite.Run(t, "OpensAfterThresholdFailuresInARow", true, func(t testing.TB) {
 		s := newStore(t)
 		fail(t, s, light, rule.Threshold-1, t0)
 		if a := admit(t, s, light, t0); !a.Allow {
@@ -68,7 +69,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "SuccessResetsCount", true, func(t testing.TB) {
+	suite.Run(t, "SuccessResetsCount", true, func(t testing.TB) {
 		s := newStore(t)
 		fail(t, s, light, rule.Threshold-1, t0)
 		admit(t, s, light, t0)
@@ -79,7 +80,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "HeldUntilCoolOffThenProbe", true, func(t testing.TB) {
+	suite.Run(t, "HeldUntilCoolOffThenProbe", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		if a := admit(t, s, light, t0.Add(rule.CoolOff-time.Millisecond)); a.Allow {
@@ -90,7 +91,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "OneProbeAtATime", true, func(t testing.TB) {
+	suite.Run(t, "OneProbeAtATime", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -103,7 +104,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "ConcurrentAdmitsYieldOneProbe", true, func(t testing.TB) {
+	suite.Run(t, "ConcurrentAdmitsYieldOneProbe", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -130,7 +131,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "ProbeSuccessCloses", true, func(t testing.TB) {
+	suite.Run(t, "ProbeSuccessCloses", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -147,7 +148,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "ProbeFailureReopens", true, func(t testing.TB) {
+	suite.Run(t, "ProbeFailureReopens", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff + 5*time.Second)
@@ -162,7 +163,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "LostProbeReplacedAfterCoolOff", true, func(t testing.TB) {
+	suite.Run(t, "LostProbeReplacedAfterCoolOff", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		now := t0.Add(rule.CoolOff)
@@ -175,7 +176,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 	// A probe lost past its time is replaced; the replacement succeeds and
 	// closes the light; then the lost one reports a failure. The destination
 	// was just proven healthy, so the late outcome changes nothing.
-	run(t, "StaleProbeIgnoredWhenClosed", true, func(t testing.TB) {
+	suite.Run(t, "StaleProbeIgnoredWhenClosed", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		lost := t0.Add(rule.CoolOff)
@@ -198,7 +199,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "NonProbeOutcomesIgnoredWhileOpen", true, func(t testing.TB) {
+	suite.Run(t, "NonProbeOutcomesIgnoredWhileOpen", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		record(t, s, light, false, true, t0.Add(time.Second)) // a late success from before it opened
@@ -211,7 +212,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 		}
 	})
 
-	run(t, "LightsIndependent", true, func(t testing.TB) {
+	suite.Run(t, "LightsIndependent", true, func(t testing.TB) {
 		s := newStore(t)
 		open(t, s, t0)
 		if a := admit(t, s, "c.example", t0); !a.Allow || a.Probe {
@@ -225,7 +226,7 @@ func TestBreakerStore(t testing.TB, newStore func(t testing.TB) driver.BreakerSt
 	// A store that counts its open lights for the breakers-open gauge
 	// counts the open and the probing, not one with failures below the
 	// threshold nor one closed again.
-	run(t, "OpenBreakersCounted", true, func(t testing.TB) {
+	suite.Run(t, "OpenBreakersCounted", true, func(t testing.TB) {
 		s := newStore(t)
 		bc, ok := s.(driver.BreakerCounter)
 		if !ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedkit/fedkit/deliver/driver"
+	"github.com/fedkit/fedkit/internal/suite"
 )
 
 // TestQueue runs the conformance suite every driver.Queue must pass.
@@ -70,7 +71,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		return s
 	}
 
-	run(t, "FanOutOneJobPerInbox", true, func(t testing.TB) {
+	suite.Run(t, "FanOutOneJobPerInbox", true, func(t testing.TB) {
 		q := newQueue(t)
 		e := env("fan", "https://b.example/inbox", "https://c.example/inbox", "https://d.example/inbox")
 		e.Deadline = t0.Add(time.Hour)
@@ -110,7 +111,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "NotDueNotClaimed", true, func(t testing.TB) {
+	suite.Run(t, "NotDueNotClaimed", true, func(t testing.TB) {
 		q := newQueue(t)
 		e := env("due", "https://b.example/inbox")
 		e.EnqueuedAt = t0.Add(time.Minute)
@@ -123,7 +124,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "LimitRespected", true, func(t testing.TB) {
+	suite.Run(t, "LimitRespected", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lim", "https://b.example/1", "https://b.example/2", "https://b.example/3"))
 		if jobs := claim(t, q, t0, 2); len(jobs) != 2 {
@@ -134,7 +135,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "DueOrderThenEnqueueOrder", true, func(t testing.TB) {
+	suite.Run(t, "DueOrderThenEnqueueOrder", true, func(t testing.TB) {
 		q := newQueue(t)
 		late := env("late", "https://b.example/late")
 		late.EnqueuedAt = t0.Add(-time.Second)
@@ -153,7 +154,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "Lanes", true, func(t testing.TB) {
+	suite.Run(t, "Lanes", true, func(t testing.TB) {
 		q := newQueue(t)
 		low := env("low", "https://b.example/low")
 		low.Lane = driver.LaneLow
@@ -176,7 +177,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "LowLaneOnlyWhenNothingElseDue", true, func(t testing.TB) {
+	suite.Run(t, "LowLaneOnlyWhenNothingElseDue", true, func(t testing.TB) {
 		q := newQueue(t)
 		low := env("low", "https://b.example/low")
 		low.Lane = driver.LaneLow
@@ -190,7 +191,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "LeaseHoldsThenLapses", true, func(t testing.TB) {
+	suite.Run(t, "LeaseHoldsThenLapses", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lease", "https://b.example/inbox"))
 		first := claim(t, q, t0, 10)
@@ -217,7 +218,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "FinishTwiceLosesLease", true, func(t testing.TB) {
+	suite.Run(t, "FinishTwiceLosesLease", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("twice", "https://b.example/inbox"))
 		j := claim(t, q, t0, 1)[0]
@@ -228,7 +229,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "RetryAt", true, func(t testing.TB) {
+	suite.Run(t, "RetryAt", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("retry", "https://b.example/inbox"))
 		j := claim(t, q, t0, 1)[0]
@@ -246,7 +247,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "SettleCountsEachResult", true, func(t testing.TB) {
+	suite.Run(t, "SettleCountsEachResult", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("settle", "https://b.example/1", "https://b.example/2", "https://b.example/3", "https://b.example/4", "https://b.example/5"))
 		jobs := claim(t, q, t0, 10)
@@ -269,7 +270,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "OrderingKeyHoldsSuccessor", true, func(t testing.TB) {
+	suite.Run(t, "OrderingKeyHoldsSuccessor", true, func(t testing.TB) {
 		q := newQueue(t)
 		create := env("create", "https://b.example/inbox", "https://c.example/inbox")
 		create.OrderingKey = "https://a.example/notes/1"
@@ -314,7 +315,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "OrderingKeysIndependent", true, func(t testing.TB) {
+	suite.Run(t, "OrderingKeysIndependent", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("a", "https://b.example/inbox")
 		a.OrderingKey = "k1"
@@ -329,7 +330,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "OrderingSurvivesLeaseLapse", true, func(t testing.TB) {
+	suite.Run(t, "OrderingSurvivesLeaseLapse", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("first", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -347,7 +348,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 	// The predecessor is claimed, not waiting for a retry: a backend whose
 	// ordering check looks only at unclaimed predecessors would hand out the
 	// successor while the predecessor is being delivered.
-	run(t, "OrderingHoldsWhileClaimed", true, func(t testing.TB) {
+	suite.Run(t, "OrderingHoldsWhileClaimed", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("create", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -375,7 +376,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 	// A worker that stalled past its lease reports a retry after another
 	// claimed the job: the retry must be refused like a settlement, or it
 	// would release the new claim and reschedule a job being delivered.
-	run(t, "LateRetryFenced", true, func(t testing.TB) {
+	suite.Run(t, "LateRetryFenced", true, func(t testing.TB) {
 		q := newQueue(t)
 		enqueue(t, q, env("lateretry", "https://b.example/inbox"))
 		stale := claim(t, q, t0, 1)
@@ -404,7 +405,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "DropByActivityActorTag", true, func(t testing.TB) {
+	suite.Run(t, "DropByActivityActorTag", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("dropa", "https://b.example/1", "https://b.example/2")
 		b := env("dropb", "https://b.example/1")
@@ -445,7 +446,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "DropLetsSuccessorThrough", true, func(t testing.TB) {
+	suite.Run(t, "DropLetsSuccessorThrough", true, func(t testing.TB) {
 		q := newQueue(t)
 		a := env("create", "https://b.example/inbox")
 		a.OrderingKey = "k"
@@ -462,7 +463,7 @@ func TestQueue(t testing.TB, newQueue func(t testing.TB) driver.Queue) {
 		}
 	})
 
-	run(t, "ConcurrentClaimsNeverShareAJob", true, func(t testing.TB) {
+	suite.Run(t, "ConcurrentClaimsNeverShareAJob", true, func(t testing.TB) {
 		q := newQueue(t)
 		var inboxes []string
 		for i := range 60 {
