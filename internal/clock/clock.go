@@ -48,6 +48,3 @@ func (s *Source) Adopt(now func() time.Time) {
 	}
 	s.adopted.CompareAndSwap(nil, &now)
 }
-
-// Given reports whether the component's Config gave its own Now.
-func (s *Source) Given() bool { return s.own }
