@@ -439,31 +439,16 @@ func (s *Sim) serve(c net.Conn, r *http.Request) (*pending, bool) {
 	// The answer is written by its timer, while the connection's goroutine
 	// goes back to reading: that read ending says the client went away.
 	done := make(chan struct{})
-	var mu sync.Mutex
-	settled := false
-	settle := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if settled {
-			return false
-		}
-		settled = true
-		return true
-	}
 	w := &pending{sent: done}
 	w.timer = time.AfterFunc(delay, func() {
-		if !settle() {
-			return
-		}
 		answer()
 		close(done)
 	})
 	w.stop = func() bool {
-		if !settle() {
-			<-done
+		if !w.timer.Stop() {
+			<-done // answered already, or being answered
 			return false
 		}
-		w.timer.Stop()
 		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
 		close(done)
 		return true
