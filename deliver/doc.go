@@ -47,10 +47,16 @@
 // servers that are down never slow the ones that are up:
 //
 //   - Signing is bounded by the cores (GOMAXPROCS signatures at once):
-//     more signers than cores only add preemption. Run claims only while
-//     fewer than 8 deliveries per core are on their way to their
-//     signature, so when inboxes answer at once it keeps a short line at
-//     the signers instead of thousands of goroutines.
+//     more signers than cores only add preemption. Run keeps at most 16
+//     deliveries per core on their way to their signature, and claims
+//     again once half of that line is free, so when inboxes answer at
+//     once it keeps a short line at the signers instead of thousands of
+//     goroutines, and each claim (a statement, on pgqueue) brings several.
+//     A delivery yields to the scheduler before it joins the signers, so
+//     that answers already back are read first: Go runs work woken on a
+//     busy core ahead of work woken by the network, and without the yield
+//     answers were read only when the signers ran dry, holding their
+//     hosts' slots meanwhile.
 //   - Waiting is bounded by Config.Concurrency (ConcurrencyDefault, 2048
 //     deliveries in flight) and by the per-host limit (Config.PerHost, 2,
 //     or a HostLimiter shared by several Deliverers). Concurrency is a

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/fedkit/fedkit/client"
@@ -131,6 +132,16 @@ func (d *Deliverer) post(ctx context.Context, j *driver.Job, k knock, syncHeader
 	}
 	var signErr error
 	resp, err := d.client.DoWith(req, &client.DoOpts{Sign: func(r *http.Request) error {
+		// Join the back of the scheduler's line before the signers' own.
+		// Go's scheduler runs a goroutine woken on the same core (a signer
+		// let in as another leaves, a delivery just claimed) ahead of one
+		// woken by the network, which waits in the global queue; with the
+		// cores busy signing, answers that came back were read only in
+		// bursts when the signers ran dry, holding their hosts' slots
+		// meanwhile (a fan-out's first 500 deliveries took 0.7 s instead of
+		// 0.35). Yielding here puts every signature behind the answers
+		// already in.
+		runtime.Gosched()
 		d.signing <- struct{}{}
 		err := k.sign(r)
 		<-d.signing

@@ -57,8 +57,9 @@ loop:
 			break loop
 		}
 		// Claim only while the signers' line is short: deliveries waiting
-		// on the network, not on the CPU, are what Concurrency is for.
-		for gate.free() <= 0 {
+		// on the network, not on the CPU, are what Concurrency is for. And
+		// claim once half the line is free, not at every place.
+		for gate.free() < gate.refill() {
 			select {
 			case <-gate.room:
 			case <-ctx.Done():
