@@ -185,20 +185,39 @@ func (p *cavageParams) set(name, val string) bool {
 // keyId, algorithm, [created, expires,] headers, signature order Mastodon
 // writes.
 func (cs *CavageSignature) String() string {
-	var b strings.Builder
-	b.WriteString(`keyId="` + cs.KeyID + `"`)
+	// One buffer sized up front: this runs once per signed request.
+	n := len(cs.KeyID) + len(cs.Algorithm) + base64.StdEncoding.EncodedLen(len(cs.Signature)) + 80
+	for _, h := range cs.Headers {
+		n += len(h) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `keyId="`...)
+	b = append(b, cs.KeyID...)
+	b = append(b, '"')
 	if cs.Algorithm != "" {
-		b.WriteString(`,algorithm="` + cs.Algorithm + `"`)
+		b = append(b, `,algorithm="`...)
+		b = append(b, cs.Algorithm...)
+		b = append(b, '"')
 	}
 	if !cs.Created.IsZero() {
-		b.WriteString(",created=" + itoa(cs.Created.Unix()))
+		b = append(b, ",created="...)
+		b = strconv.AppendInt(b, cs.Created.Unix(), 10)
 	}
 	if !cs.Expires.IsZero() {
-		b.WriteString(",expires=" + itoa(cs.Expires.Unix()))
+		b = append(b, ",expires="...)
+		b = strconv.AppendInt(b, cs.Expires.Unix(), 10)
 	}
-	b.WriteString(`,headers="` + strings.Join(cs.Headers, " ") + `"`)
-	b.WriteString(`,signature="` + base64.StdEncoding.EncodeToString(cs.Signature) + `"`)
-	return b.String()
+	b = append(b, `,headers="`...)
+	for i, h := range cs.Headers {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, h...)
+	}
+	b = append(b, `",signature="`...)
+	b = base64.StdEncoding.AppendEncode(b, cs.Signature)
+	b = append(b, '"')
+	return string(b)
 }
 
 // cavageSigningString builds the string to sign (draft-cavage-12 2.3).
@@ -405,5 +424,3 @@ func signCavage(req *http.Request, key crypto.Signer, keyID string, headers []st
 	req.Header.Set("Signature", cs.String())
 	return nil
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

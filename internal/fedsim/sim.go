@@ -38,11 +38,12 @@ type Config struct {
 // Sim is the simulated fediverse: one loopback listener playing many hosts.
 // Its methods are safe for concurrent use.
 //
-// It speaks HTTP/1.1 itself, on net/http's request parser, rather than
-// through an http.Server: a benchmark's simulated servers share the cores
-// with the Deliverer they measure, and the server's per-request machinery
-// (a background read to notice a client going away, the response writer,
-// a context per request) cost about a sixth of a fan-out's CPU. Here a
+// It speaks HTTP/1.1 itself, reading request heads by hand (head.go),
+// rather than through an http.Server: a benchmark's simulated servers
+// share the cores with the Deliverer they measure, and the server's
+// per-request machinery (a background read to notice a client going away,
+// the response writer, a context per request, a header map) cost about a
+// sixth of a fan-out's CPU. Here a
 // connection's one goroutine reads the next request while an answer waits
 // on its timer, so a client that gives up is seen by that read ending.
 type Sim struct {
@@ -214,16 +215,6 @@ func hostName(hostport string) string {
 	return strings.ToLower(h)
 }
 
-func scheme(r *http.Request) string {
-	switch {
-	case r.Header.Get("Signature-Input") != "":
-		return "rfc9421"
-	case r.Header.Get("Signature") != "":
-		return "cavage"
-	}
-	return ""
-}
-
 func (s *Sim) accept() {
 	defer s.wg.Done()
 	for {
@@ -290,18 +281,19 @@ func (s *Sim) serveConn(c net.Conn) {
 		if br == nil {
 			err = in.wait()
 		}
-		var r *http.Request
+		h := heads.Get().(*head)
 		if err == nil {
 			if br == nil {
 				br = readers.Get().(*bufio.Reader)
 				br.Reset(in)
 			}
-			r, err = http.ReadRequest(br)
+			err = readHead(br, h)
 		}
 		if wait != nil {
 			if err != nil {
 				// The client closed the connection (gave up) or Close did:
 				// an answer still on its timer is never sent.
+				heads.Put(h)
 				wait.stop()
 				return
 			}
@@ -309,10 +301,12 @@ func (s *Sim) serveConn(c net.Conn) {
 			wait = nil
 		}
 		if err != nil {
+			heads.Put(h)
 			return
 		}
 		var keep bool
-		wait, keep = s.serve(c, r)
+		wait, keep = s.serve(c, h, br)
+		heads.Put(h)
 		if br.Buffered() == 0 {
 			br.Reset(nil)
 			readers.Put(br)
@@ -365,8 +359,12 @@ func (f *firstByte) Read(p []byte) (int, error) {
 
 // serve handles one request read from c. It returns the answer waiting on
 // its timer, if any, and whether to read the connection's next request.
-func (s *Sim) serve(c net.Conn, r *http.Request) (*pending, bool) {
-	host := hostName(r.Host)
+func (s *Sim) serve(c net.Conn, h *head, br *bufio.Reader) (*pending, bool) {
+	host := hostName(h.host)
+	r := seen{method: h.method, scheme: h.scheme}
+	if s.cfg.Record {
+		r.path = h.path()
+	}
 	arrived := s.cfg.Now()
 	s.mu.Lock()
 	p := s.profile(host)
@@ -386,9 +384,9 @@ func (s *Sim) serve(c net.Conn, r *http.Request) (*pending, bool) {
 	var body []byte
 	var err error
 	if s.cfg.Record || p.Check != nil {
-		body, err = io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, err = io.ReadAll(io.LimitReader(h.body(br), 1<<20))
 	} else {
-		_, err = io.Copy(io.Discard, r.Body)
+		_, err = io.Copy(io.Discard, h.body(br))
 	}
 	if err != nil {
 		s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Hung++ })
@@ -421,11 +419,16 @@ func (s *Sim) serve(c net.Conn, r *http.Request) (*pending, bool) {
 	}
 	var extra http.Header
 	if p.Check != nil && !fail {
-		if st, h := p.Check(r, body); st != 0 {
-			status, extra = st, h
+		full, err := h.request(body)
+		if err != nil {
+			s.done(host, r, body, arrived, 0, func(st *HostStats) { st.Refused++ })
+			return nil, false
+		}
+		if st, hdr := p.Check(full, body); st != 0 {
+			status, extra = st, hdr
 		}
 	}
-	keep := !r.Close
+	keep := !h.close
 	// Counted before the write, so that a client reading Stats once it has
 	// the answer finds it there.
 	answer := func() {
@@ -490,12 +493,16 @@ func (s *Sim) count(host string, f func(*HostStats)) {
 	f(s.stats[host])
 }
 
-func (s *Sim) done(host string, r *http.Request, body []byte, arrived time.Time, status int, count func(*HostStats)) {
+// seen is what a recorded Request keeps of a request's head, which goes
+// back to its pool before a delayed answer is recorded.
+type seen struct{ method, path, scheme string }
+
+func (s *Sim) done(host string, r seen, body []byte, arrived time.Time, status int, count func(*HostStats)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	count(s.stats[host])
 	if s.cfg.Record {
-		s.reqs = append(s.reqs, Request{Host: host, Method: r.Method, Path: r.URL.Path, Scheme: scheme(r),
+		s.reqs = append(s.reqs, Request{Host: host, Method: r.method, Path: r.path, Scheme: r.scheme,
 			Body: body, Arrived: arrived, Done: s.cfg.Now(), Status: status})
 	}
 }
