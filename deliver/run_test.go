@@ -3,12 +3,14 @@ package deliver_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fedkit/fedkit/deliver"
+	"github.com/fedkit/fedkit/deliver/delivertest"
 	"github.com/fedkit/fedkit/deliver/driver"
 )
 
@@ -151,6 +153,64 @@ func (q *notifyingQueue) Notify(ctx context.Context, _ func() time.Time, wake fu
 			wake()
 		case <-ctx.Done():
 			return nil
+		}
+	}
+}
+
+// claimCounter records the Limit of every Claim.
+type claimCounter struct {
+	*deliver.MemoryQueue
+	mu     sync.Mutex
+	limits []int
+}
+
+func (q *claimCounter) Claim(ctx context.Context, opts driver.ClaimOpts) ([]*driver.Job, error) {
+	q.mu.Lock()
+	q.limits = append(q.limits, opts.Limit)
+	q.mu.Unlock()
+	return q.MemoryQueue.Claim(ctx, opts)
+}
+
+// TestRunClaimsByHalves: Run claims once half the signers' line (16 per
+// core) is free, never for the one or two deliveries signed since its last
+// claim; against pgqueue each claim is a statement on the cores the
+// signers use.
+func TestRunClaimsByHalves(t *testing.T) {
+	t.Parallel()
+	q := &claimCounter{MemoryQueue: &deliver.MemoryQueue{}}
+	clk := newClock()
+	rec := &delivertest.Recorder{}
+	cfg := deliver.DefaultConfig()
+	cfg.Now = clk.Now
+	cfg.PerHost = 1000 // no delivery waits for its host: only signing moves the line
+	rec.Install(cfg)
+	d, err := deliver.New(q, &keys{}, testClient(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := newInbox(t, clk, nil)
+	var inboxes []string
+	for i := range 300 {
+		inboxes = append(inboxes, ib.URL(fmt.Sprintf("/%d", i)))
+	}
+	if err := d.SendBatch(context.Background(), testKeyID, activity("1"), inboxes, deliver.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := startRun(t, d)
+	deadline := time.Now().Add(30 * time.Second)
+	for rec.Results()[driver.ResultDelivered] < len(inboxes) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	if n := rec.Results()[driver.ResultDelivered]; n != len(inboxes) {
+		t.Fatalf("%d of %d delivered", n, len(inboxes))
+	}
+	half := 8 * runtime.GOMAXPROCS(0)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, l := range q.limits {
+		if l < half {
+			t.Fatalf("claim %d of %d asked for %d (all: %v); want at least %d, half the line", i+1, len(q.limits), l, q.limits, half)
 		}
 	}
 }
