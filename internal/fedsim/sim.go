@@ -43,9 +43,9 @@ type Config struct {
 // share the cores with the Deliverer they measure, and the server's
 // per-request machinery (a background read to notice a client going away,
 // the response writer, a context per request, a header map) cost about a
-// sixth of a fan-out's CPU. Here a
-// connection's one goroutine reads the next request while an answer waits
-// on its timer, so a client that gives up is seen by that read ending.
+// sixth of a fan-out's CPU. Here a connection's one goroutine reads the
+// next request while an answer waits on its timer, so a client that gives
+// up is seen by that read ending.
 type Sim struct {
 	cfg       Config
 	ln        net.Listener
