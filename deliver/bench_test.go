@@ -1,6 +1,7 @@
 package deliver_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/fedkit/fedkit/deliver"
@@ -43,5 +44,22 @@ func BenchmarkFanoutFieldChild(b *testing.B) {
 			fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
 				&fanoutbench.FieldOpts{ChildSim: true})
 		})
+	}
+}
+
+// BenchmarkFanoutFieldConcurrency is the tuned row: the sick-hosts
+// scenario with Concurrency set by hand, against which the default is
+// judged (an application should not have to tune it).
+func BenchmarkFanoutFieldConcurrency(b *testing.B) {
+	for _, sc := range fanoutbench.FieldScenarios() {
+		if sc.Name != "sick-100ms" {
+			continue
+		}
+		for _, n := range []int{1024, deliver.ConcurrencyDefault} {
+			b.Run(fmt.Sprintf("%s/concurrency-%d", sc.Name, n), func(b *testing.B) {
+				fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
+					&fanoutbench.FieldOpts{Config: func(c *deliver.Config) { c.Concurrency = n }})
+			})
+		}
 	}
 }
