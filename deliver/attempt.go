@@ -80,8 +80,10 @@ func (d *Deliverer) handle(work, stop context.Context, j *driver.Job, rs *runSlo
 		adm, err = b.Store.Admit(work, light, d.cfg.Now(), d.rule())
 		if err != nil {
 			// A breaker store that cannot answer must not stop delivery.
-			d.log.Warn("deliver: breaker store failed; sending anyway", "light", light, "err", err)
+			d.breakerLog.failed(d.cfg.Now(), "deliver: breaker store failed; sending anyway", err, "light", light)
 			adm = driver.Admission{Allow: true}
+		} else {
+			d.breakerLog.answered(d.cfg.Now())
 		}
 		if !adm.Allow {
 			d.failed(work, j, host, number, &DeliveryError{Outcome: AttemptHeld, Inbox: j.Inbox, Until: adm.Until}, Attempt{})
@@ -126,7 +128,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *driver.Job, rs *runSlo
 	// signing failure, nor the guard refusing to send.
 	if b := d.cfg.Breaker; b != nil && record {
 		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
-			d.log.Warn("deliver: breaker store failed", "light", light, "err", err)
+			d.breakerLog.failed(d.cfg.Now(), "deliver: breaker store failed", err, "light", light)
+		} else {
+			d.breakerLog.answered(d.cfg.Now())
 		}
 	}
 	if record {

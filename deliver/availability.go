@@ -66,9 +66,10 @@ func (d *Deliverer) skipUnavailable(ctx context.Context, j *driver.Job, host str
 	a := &d.cfg.Availability
 	since, down, err := a.Store.Unavailable(ctx, host)
 	if err != nil {
-		d.log.Warn("deliver: availability store failed; sending anyway", "host", host, "err", err)
+		d.availabilityLog.failed(d.cfg.Now(), "deliver: availability store failed; sending anyway", err, "host", host)
 		return false
 	}
+	d.availabilityLog.answered(d.cfg.Now())
 	if !down {
 		return false
 	}
@@ -102,7 +103,9 @@ func (d *Deliverer) observeAvailability(ctx context.Context, host string, delive
 		}
 	}
 	if err != nil {
-		d.log.Warn("deliver: availability store failed", "host", host, "err", err)
+		d.availabilityLog.failed(d.cfg.Now(), "deliver: availability store failed", err, "host", host)
+	} else if delivered || !reachable {
+		d.availabilityLog.answered(d.cfg.Now())
 	}
 }
 

@@ -33,6 +33,9 @@ type Deliverer struct {
 	negotiated negotiatedShapes
 
 	tel telemetry
+
+	// One log per store that can fail on every delivery (storelog.go).
+	breakerLog, availabilityLog, schemeLog *storeLog
 }
 
 type signerEntry struct {
@@ -153,6 +156,9 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.breakerLog = &storeLog{log: d.log, store: "breaker"}
+	d.availabilityLog = &storeLog{log: d.log, store: "availability"}
+	d.schemeLog = &storeLog{log: d.log, store: "scheme"}
 	d.instrument()
 	return d, nil
 }

@@ -172,6 +172,10 @@
 // matching driver.ErrQueueUnavailable: Send stores nothing and may be
 // retried, and Run keeps going, backing off from PollInterval to 5 s between
 // claims with one log line when the outage begins and one when it ends.
+// A breaker, availability or scheme store that fails does not stop
+// delivery (each delivery goes on as if the store knew nothing), and logs
+// the same way: one warning at its first failure, one line with the count
+// of failed calls when it answers again.
 //
 // Two vocabularies say what happened: an Attempt's Outcome (delivered,
 // failed and to be retried, refused for good, held by the breaker), and a

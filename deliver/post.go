@@ -112,7 +112,9 @@ func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
 
 func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
 	if err := d.learn(ctx, host, s); err != nil {
-		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
+	} else {
+		d.schemeLog.answered(d.cfg.Now())
 	}
 }
 

@@ -25,16 +25,18 @@ func (d *Deliverer) recall(ctx context.Context, host string) (sig.Scheme, bool, 
 	if !dated || d.cfg.DisableReprobe {
 		s, ok, err := d.cfg.Schemes.Scheme(ctx, host)
 		if err != nil {
-			d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+			d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
 			return 0, false, false
 		}
+		d.schemeLog.answered(d.cfg.Now())
 		return s, ok, false
 	}
 	l, ok, err := ls.Learned(ctx, host)
 	if err != nil {
-		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
 		return 0, false, false
 	}
+	d.schemeLog.answered(d.cfg.Now())
 	if !ok || l.Scheme != sig.SchemeCavage {
 		return l.Scheme, ok, false
 	}
@@ -46,7 +48,7 @@ func (d *Deliverer) recall(ctx context.Context, host string) (sig.Scheme, bool, 
 	// it now and probe a period later.
 	probe := !l.Learned.IsZero()
 	if err := ls.Learn(ctx, host, sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: now}); err != nil {
-		d.log.Warn("deliver: scheme store failed", "host", host, "err", err)
+		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
 		return l.Scheme, true, false // no probe we could not claim
 	}
 	return l.Scheme, true, probe
