@@ -78,12 +78,9 @@ func (d *Deliverer) handle(work, stop context.Context, j *driver.Job, rs *runSlo
 			light = j.Inbox
 		}
 		adm, err = b.Store.Admit(work, light, d.cfg.Now(), d.rule())
-		if err != nil {
+		if d.breakerLog.note(err, "deliver: breaker store failed; sending anyway", "light", light) {
 			// A breaker store that cannot answer must not stop delivery.
-			d.breakerLog.failed(d.cfg.Now(), "deliver: breaker store failed; sending anyway", err, "light", light)
 			adm = driver.Admission{Allow: true}
-		} else {
-			d.breakerLog.answered(d.cfg.Now())
 		}
 		if !adm.Allow {
 			d.failed(work, j, host, number, &DeliveryError{Outcome: AttemptHeld, Inbox: j.Inbox, Until: adm.Until}, Attempt{})
@@ -127,11 +124,8 @@ func (d *Deliverer) handle(work, stop context.Context, j *driver.Job, rs *runSlo
 	// Only the host's answer, or its silence, moves its breaker: not our own
 	// signing failure, nor the guard refusing to send.
 	if b := d.cfg.Breaker; b != nil && record {
-		if err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule()); err != nil {
-			d.breakerLog.failed(d.cfg.Now(), "deliver: breaker store failed", err, "light", light)
-		} else {
-			d.breakerLog.answered(d.cfg.Now())
-		}
+		err := b.Store.Record(work, light, adm.Probe, reachable, d.cfg.Now(), d.rule())
+		d.breakerLog.note(err, "deliver: breaker store failed", "light", light)
 	}
 	if record {
 		d.observeAvailability(work, host, derr == nil, reachable)

@@ -65,12 +65,7 @@ func (d *Deliverer) skipUnavailable(ctx context.Context, j *driver.Job, host str
 	}
 	a := &d.cfg.Availability
 	since, down, err := a.Store.Unavailable(ctx, host)
-	if err != nil {
-		d.availabilityLog.failed(d.cfg.Now(), "deliver: availability store failed; sending anyway", err, "host", host)
-		return false
-	}
-	d.availabilityLog.answered(d.cfg.Now())
-	if !down {
+	if d.availabilityLog.note(err, "deliver: availability store failed; sending anyway", "host", host) || !down {
 		return false
 	}
 	if a.OnSkipped != nil {
@@ -90,22 +85,15 @@ func (d *Deliverer) observeAvailability(ctx context.Context, host string, delive
 		return
 	}
 	a := &d.cfg.Availability
-	var err error
+	const failed = "deliver: availability store failed"
 	switch {
 	case delivered:
-		err = a.Store.SeenAlive(ctx, host)
+		d.availabilityLog.note(a.Store.SeenAlive(ctx, host), failed, "host", host)
 	case !reachable:
-		var since time.Time
-		var down bool
-		since, down, err = a.Store.Failure(ctx, host, d.cfg.Now(), driver.AvailabilityRule{Days: a.Days})
-		if err == nil && down {
+		since, down, err := a.Store.Failure(ctx, host, d.cfg.Now(), driver.AvailabilityRule{Days: a.Days})
+		if !d.availabilityLog.note(err, failed, "host", host) && down {
 			d.log.Info("deliver: host unavailable", "host", host, "since", since)
 		}
-	}
-	if err != nil {
-		d.availabilityLog.failed(d.cfg.Now(), "deliver: availability store failed", err, "host", host)
-	} else if delivered || !reachable {
-		d.availabilityLog.answered(d.cfg.Now())
 	}
 }
 

@@ -156,9 +156,9 @@ func New(queue driver.Queue, keys SenderKeys, c *client.Client, cfg *Config) (*D
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	d.breakerLog = &storeLog{log: d.log, store: "breaker"}
-	d.availabilityLog = &storeLog{log: d.log, store: "availability"}
-	d.schemeLog = &storeLog{log: d.log, store: "scheme"}
+	d.breakerLog = &storeLog{log: d.log, store: "breaker", now: x.Now}
+	d.availabilityLog = &storeLog{log: d.log, store: "availability", now: x.Now}
+	d.schemeLog = &storeLog{log: d.log, store: "scheme", now: x.Now}
 	d.instrument()
 	return d, nil
 }

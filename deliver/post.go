@@ -111,11 +111,7 @@ func (d *Deliverer) firstScheme(key crypto.Signer) sig.Scheme {
 }
 
 func (d *Deliverer) rememberScheme(ctx context.Context, host string, s sig.Scheme) {
-	if err := d.learn(ctx, host, s); err != nil {
-		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
-	} else {
-		d.schemeLog.answered(d.cfg.Now())
-	}
+	d.schemeLog.note(d.learn(ctx, host, s), "deliver: scheme store failed", "host", host)
 }
 
 // post sends one knock and returns its status, its Retry-After and, on a

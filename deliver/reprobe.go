@@ -24,19 +24,15 @@ func (d *Deliverer) recall(ctx context.Context, host string) (sig.Scheme, bool, 
 	ls, dated := d.cfg.Schemes.(sig.LearnedSchemeStore)
 	if !dated || d.cfg.DisableReprobe {
 		s, ok, err := d.cfg.Schemes.Scheme(ctx, host)
-		if err != nil {
-			d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
+		if d.schemeLog.note(err, "deliver: scheme store failed", "host", host) {
 			return 0, false, false
 		}
-		d.schemeLog.answered(d.cfg.Now())
 		return s, ok, false
 	}
 	l, ok, err := ls.Learned(ctx, host)
-	if err != nil {
-		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
+	if d.schemeLog.note(err, "deliver: scheme store failed", "host", host) {
 		return 0, false, false
 	}
-	d.schemeLog.answered(d.cfg.Now())
 	if !ok || l.Scheme != sig.SchemeCavage {
 		return l.Scheme, ok, false
 	}
@@ -47,8 +43,8 @@ func (d *Deliverer) recall(ctx context.Context, host string) (sig.Scheme, bool, 
 	// Undated (told through SetScheme, by fetch or an older store): date
 	// it now and probe a period later.
 	probe := !l.Learned.IsZero()
-	if err := ls.Learn(ctx, host, sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: now}); err != nil {
-		d.schemeLog.failed(d.cfg.Now(), "deliver: scheme store failed", err, "host", host)
+	err = ls.Learn(ctx, host, sig.LearnedScheme{Scheme: sig.SchemeCavage, Learned: now})
+	if d.schemeLog.note(err, "deliver: scheme store failed", "host", host) {
 		return l.Scheme, true, false // no probe we could not claim
 	}
 	return l.Scheme, true, probe

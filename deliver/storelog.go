@@ -17,39 +17,36 @@ import (
 type storeLog struct {
 	log   *slog.Logger
 	store string // "breaker", "availability", "scheme"
-	// failing is fails > 0, read without the lock on every answered call.
-	failing atomic.Bool
-	mu      sync.Mutex
-	since   time.Time // the first failure, on Config.Now
-	fails   int
+	now   func() time.Time
+	mu    sync.Mutex
+	since time.Time // the first failure
+	// fails counts the calls failed since the store last answered; written
+	// under mu, read without it on every answered call.
+	fails atomic.Int64
 }
 
-// failed notes a failed call at now, logging msg with err and attrs if it
-// is the first since the store last answered.
-func (s *storeLog) failed(now time.Time, msg string, err error, attrs ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fails++
-	if s.fails > 1 {
-		return
-	}
-	s.since = now
-	s.failing.Store(true)
-	s.log.Warn(msg, append(attrs, "err", err, "note", "logged once until the store answers again")...)
-}
-
-// answered notes a call that succeeded at now; it costs an atomic load
-// unless the store was failing.
-func (s *storeLog) answered(now time.Time) {
-	if !s.failing.Load() {
-		return
+// note records one call's result and reports whether it failed. A failure
+// is logged as msg, with key=value and the error, when it is the first
+// since the store last answered; an answer after failures logs the end of
+// the outage. An answer while the store is well costs an atomic load.
+func (s *storeLog) note(err error, msg, key, value string) bool {
+	if err == nil {
+		if s.fails.Load() == 0 {
+			return false
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if n := s.fails.Load(); n > 0 {
+			s.log.Info("deliver: "+s.store+" store answers again", "outage", s.now().Sub(s.since), "failed_calls", n)
+			s.fails.Store(0)
+		}
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fails == 0 {
-		return
+	if s.fails.Add(1) == 1 {
+		s.since = s.now()
+		s.log.Warn(msg, key, value, "err", err, "note", "logged once until the store answers again")
 	}
-	s.log.Info("deliver: "+s.store+" store answers again", "outage", now.Sub(s.since), "failed_calls", s.fails)
-	s.fails = 0
-	s.failing.Store(false)
+	return true
 }
