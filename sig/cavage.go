@@ -185,8 +185,9 @@ func (p *cavageParams) set(name, val string) bool {
 // keyId, algorithm, [created, expires,] headers, signature order Mastodon
 // writes.
 func (cs *CavageSignature) String() string {
-	// One buffer sized up front: this runs once per signed request.
-	n := len(cs.KeyID) + len(cs.Algorithm) + base64.StdEncoding.EncodedLen(len(cs.Signature)) + 80
+	// One buffer sized up front: this runs once per signed request. 104
+	// is the fixed text with both times, each up to 20 digits.
+	n := len(cs.KeyID) + len(cs.Algorithm) + base64.StdEncoding.EncodedLen(len(cs.Signature)) + 104
 	for _, h := range cs.Headers {
 		n += len(h) + 1
 	}

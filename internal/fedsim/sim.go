@@ -277,23 +277,11 @@ func (s *Sim) serveConn(c net.Conn) {
 	var br *bufio.Reader // held over only while it has a pipelined request
 	var wait *pending
 	for {
-		var err error
-		if br == nil {
-			err = in.wait()
-		}
-		h := heads.Get().(*head)
-		if err == nil {
-			if br == nil {
-				br = readers.Get().(*bufio.Reader)
-				br.Reset(in)
-			}
-			err = readHead(br, h)
-		}
+		h, err := nextHead(in, &br)
 		if wait != nil {
 			if err != nil {
 				// The client closed the connection (gave up) or Close did:
 				// an answer still on its timer is never sent.
-				heads.Put(h)
 				wait.stop()
 				return
 			}
@@ -301,7 +289,6 @@ func (s *Sim) serveConn(c net.Conn) {
 			wait = nil
 		}
 		if err != nil {
-			heads.Put(h)
 			return
 		}
 		var keep bool
@@ -327,6 +314,25 @@ func (s *Sim) serveConn(c net.Conn) {
 }
 
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// nextHead waits for the connection's next request, unless *br holds one
+// already, and reads its head into a pooled head, taking a pooled reader
+// into *br when it has none. The caller puts the head back after serving.
+func nextHead(in *firstByte, br **bufio.Reader) (*head, error) {
+	if *br == nil {
+		if err := in.wait(); err != nil {
+			return nil, err
+		}
+		*br = readers.Get().(*bufio.Reader)
+		(*br).Reset(in)
+	}
+	h := heads.Get().(*head)
+	if err := readHead(*br, h); err != nil {
+		heads.Put(h)
+		return nil, err
+	}
+	return h, nil
+}
 
 // firstByte reads a connection, handing out first the byte wait read.
 type firstByte struct {
