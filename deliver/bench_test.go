@@ -35,6 +35,20 @@ func BenchmarkFanoutField(b *testing.B) {
 	}
 }
 
+// BenchmarkFieldFloor is the floor under BenchmarkFanoutField's cost
+// outside the signatures, in its healthy scenarios: pre-built signed
+// requests on raw connections to the same simulation, no HTTP client, no
+// queue (fanoutbench.BenchmarkFieldFloor). floor_cpu_ratio is its CPU per
+// request over a raw signature's.
+func BenchmarkFieldFloor(b *testing.B) {
+	for _, sc := range fanoutbench.FieldScenarios() {
+		if sc.Name != "healthy-100ms" && sc.Name != "healthy-300ms" {
+			continue
+		}
+		b.Run(sc.Name, func(b *testing.B) { fanoutbench.BenchmarkFieldFloor(b, sc) })
+	}
+}
+
 // BenchmarkFanoutFieldChild is BenchmarkFanoutField with the simulation in
 // a child process: peak_heap_MiB is then the Deliverer's alone (field_ratio
 // reads lower: see fanoutbench.FieldOpts.ChildSim).
