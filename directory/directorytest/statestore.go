@@ -13,7 +13,8 @@ import (
 // TestStateStore is the conformance suite every directory.StateStore passes.
 // newStore returns an empty store isolated to t. Lease expiry is exercised
 // with real sleeps of a few hundred milliseconds, so stores must honour
-// sub-second TTLs.
+// sub-second TTLs; a renewal round that the machine stalls for a TTL is
+// run again rather than failed.
 func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateStore) {
 	const origin = "https://directory.example"
 	ctx := context.Background()
@@ -134,16 +135,20 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 		}
 	})
 	suite.Run(t, "RenewKeepsLease", false, func(t testing.TB) {
-		s := newStore(t)
-		tok := acquire(t, s, origin, 300*time.Millisecond)
-		for range 3 {
-			time.Sleep(150 * time.Millisecond)
-			if err := s.Renew(ctx, origin, tok, 300*time.Millisecond); err != nil {
-				t.Fatalf("Renew: %v", err)
+		// Renewed every quarter of its TTL for longer than the TTL, the
+		// lease must hold. A call may come late on a loaded machine, so a
+		// loss is the store's fault only when less than a TTL passed
+		// between sending the call before and hearing the answer to this
+		// one (the store saw them closer together than that); otherwise
+		// the round is judged stalled and run again.
+		const ttl = time.Second
+		for round := 1; ; round++ {
+			if round > 5 {
+				t.Fatalf("five rounds stalled: the machine is too loaded to judge a %v lease", ttl)
 			}
-		}
-		if _, err := s.Acquire(ctx, origin, time.Minute); !errors.Is(err, directory.ErrLeaseHeld) {
-			t.Fatalf("renewed lease was taken: %v", err)
+			if renewKeepsLease(t, newStore(t), origin, ttl) {
+				return
+			}
 		}
 	})
 	suite.Run(t, "InvalidRecordRefused", false, func(t testing.TB) {
@@ -162,6 +167,34 @@ func TestStateStore(t testing.TB, newStore func(t testing.TB) directory.StateSto
 			}
 		}
 	})
+}
+
+// renewKeepsLease is one round of RenewKeepsLease: false when it stalled.
+func renewKeepsLease(t testing.TB, s directory.StateStore, origin string, ttl time.Duration) bool {
+	t.Helper()
+	ctx := context.Background()
+	sent := time.Now()
+	tok := acquire(t, s, origin, ttl)
+	for range 5 {
+		time.Sleep(ttl / 4)
+		before := time.Now()
+		err := s.Renew(ctx, origin, tok, ttl)
+		if window := time.Since(sent); err != nil {
+			if window >= ttl {
+				return false
+			}
+			t.Fatalf("Renew %v after the previous call: %v", window.Round(time.Millisecond), err)
+		}
+		sent = before
+	}
+	_, err := s.Acquire(ctx, origin, time.Minute)
+	if window := time.Since(sent); !errors.Is(err, directory.ErrLeaseHeld) {
+		if window >= ttl {
+			return false
+		}
+		t.Fatalf("renewed lease was taken %v after its last renewal: %v", window.Round(time.Millisecond), err)
+	}
+	return true
 }
 
 func acquire(t testing.TB, s directory.StateStore, origin string, ttl time.Duration) string {
