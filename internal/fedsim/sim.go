@@ -275,6 +275,12 @@ func (s *Sim) serveConn(c net.Conn) {
 	}()
 	in := &firstByte{conn: c}
 	var br *bufio.Reader // held over only while it has a pipelined request
+	defer func() {
+		if br != nil { // the connection ended with a request unread
+			br.Reset(nil)
+			readers.Put(br)
+		}
+	}()
 	var wait *pending
 	for {
 		h, err := nextHead(in, &br)
