@@ -74,10 +74,14 @@
 // # How it is built from fedkit
 //
 //   - every outgoing request goes through the guarded client (package client);
-//   - the inbox verifies each request's signature, draft-cavage or RFC 9421
-//     (sig.Verifier), with keys fetched through package fetch and cached; a
-//     key that no longer verifies is fetched again once (key rotation); the
-//     key's owner must be the activity's actor, or the answer is 401;
+//   - the inbox is package sig/inbox's (Handler.Accept): a bounded body, the
+//     signature, draft-cavage or RFC 9421, with keys fetched through package
+//     fetch and cached (never for a refused domain: 403), a key that no
+//     longer verifies fetched again once (key rotation); the key's owner
+//     must be the activity's actor, or the answer is 401 (the relay sends
+//     on only what the actor signed: no LD signature, proof or refetch
+//     stands in, and a gone actor's unsigned Delete is refused); a body
+//     that is no activity is 400, one over 1 MiB 413;
 //   - Follow of the Public collection (Mastodon, Misskey) or of the relay
 //     actor (LitePub) is answered with an Accept, or kept pending under
 //     MANUAL_APPROVAL until approved on the status page; a LitePub relay

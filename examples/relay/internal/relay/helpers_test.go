@@ -39,12 +39,16 @@ type fakeLookup struct {
 	mu    sync.Mutex
 	docs  map[string][]byte
 	calls map[string]int
+	gone  map[string]bool // answered 410, as a deleted account's server does
 }
 
 func (f *fakeLookup) Lookup(_ context.Context, u string) (*fetch.Document, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[u]++
+	if f.gone[u] {
+		return nil, &fetch.StatusError{URL: u, StatusCode: http.StatusGone}
+	}
 	raw, ok := f.docs[u]
 	if !ok {
 		return nil, fmt.Errorf("404 %s", u)

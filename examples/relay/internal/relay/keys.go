@@ -2,37 +2,34 @@ package relay
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/fedkit/fedkit/sig"
 )
 
-type usedKeys struct{ ids []sig.KeyID }
+// allowedKeys resolves the inbox's signature keys through Config.Keys,
+// refusing with errBlocked, before any request, a key on a domain the
+// domain lists refuse. As an inbox.KeyRefetcher it lets the inbox fetch a
+// key again after a signature failed with it (the sender may have rotated
+// it); the resolver's rate limit keeps a stream of bad signatures to one
+// refetch per key a minute.
+type allowedKeys struct{ r *Relay }
 
-type usedKeysKey struct{}
-
-// noteKeys makes the relay's key resolver record, in ctx, which key IDs it
-// resolved, so a failed verification can refetch a key the sender may have
-// rotated.
-func noteKeys(ctx context.Context) (context.Context, *usedKeys) {
-	u := &usedKeys{}
-	return context.WithValue(ctx, usedKeysKey{}, u), u
+func (k allowedKeys) ResolveKey(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
+	if !k.allowed(id) {
+		return nil, errBlocked
+	}
+	return k.r.cfg.Keys.ResolveKey(ctx, id)
 }
 
-func recordKey(ctx context.Context, id sig.KeyID) {
-	if u, _ := ctx.Value(usedKeysKey{}).(*usedKeys); u != nil {
-		u.ids = append(u.ids, id)
+func (k allowedKeys) RefetchKey(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
+	if !k.allowed(id) {
+		return nil, errBlocked
 	}
+	return k.r.cfg.Keys.RefetchKey(ctx, id)
 }
 
-// refetchKeys refetches the keys a failed verification used, and reports
-// whether any came back, so verifying again can tell. The resolver's rate
-// limit keeps a stream of bad signatures to one refetch per key a minute.
-func (r *Relay) refetchKeys(ctx context.Context, used *usedKeys) bool {
-	again := false
-	for _, id := range used.ids {
-		if _, err := r.cfg.Keys.RefetchKey(ctx, id); err == nil {
-			again = true
-		}
-	}
-	return again
+func (k allowedKeys) allowed(id sig.KeyID) bool {
+	u, err := url.Parse(id.String())
+	return err == nil && k.r.hostAllowed(u.Host)
 }

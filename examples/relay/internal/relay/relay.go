@@ -22,6 +22,7 @@ import (
 	"github.com/fedkit/fedkit/examples/relay/internal/store"
 	"github.com/fedkit/fedkit/fetch"
 	"github.com/fedkit/fedkit/sig"
+	"github.com/fedkit/fedkit/sig/inbox"
 )
 
 // Public is the ActivityStreams Public collection.
@@ -123,16 +124,17 @@ var errBlocked = errors.New("relay: domain not allowed")
 
 // Relay is the relay's HTTP side and its fan-out.
 type Relay struct {
-	cfg      Config
-	base     *url.URL
-	actor    string
-	keyID    string
-	pubPEM   string
-	verifier *sig.Verifier
-	// nonced verifies signatures that carry an RFC 9421 nonce and refuses
-	// a nonce seen before. Mastodon signs without one, and a verifier with
-	// a NonceStore requires one, so it is used only when a nonce is sent.
-	nonced *sig.Verifier
+	cfg    Config
+	base   *url.URL
+	actor  string
+	keyID  string
+	pubPEM string
+	inbox  *inbox.Handler
+	// nonced is the inbox for signatures that carry an RFC 9421 nonce: it
+	// refuses a nonce seen before. Mastodon signs without one, and a
+	// verifier with a NonceStore requires one, so it is used only when a
+	// nonce is sent.
+	nonced *inbox.Handler
 	// limit is nil under DisableRateLimit.
 	limit *limiter
 	log   *slog.Logger
@@ -189,20 +191,24 @@ func New(cfg *Config) (*Relay, error) {
 	// Behind a TLS proxy the request carries no scheme: take PublicURL's.
 	// Keys of blocked domains are never fetched: the domain lists apply
 	// before any request to the sender's server.
-	keys := sig.KeyResolverFunc(func(ctx context.Context, id sig.KeyID) (*sig.Key, error) {
-		if u, err := url.Parse(id.String()); err != nil || !r.hostAllowed(u.Host) {
-			return nil, errBlocked
-		}
-		recordKey(ctx, id)
-		return c.Keys.ResolveKey(ctx, id)
-	})
-	vc := sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme, MaxBodyBytes: c.MaxInboxBytes,
-		TracerProvider: c.TracerProvider, MeterProvider: c.MeterProvider}
-	if r.verifier, err = sig.NewVerifier(keys, &vc); err != nil {
+	// Only the HTTP signature of the activity's own actor is taken: the
+	// relay sends what it accepts to every subscriber, so an activity
+	// another key vouches for (an LD signature, a proof, a refetch) is not
+	// relayed. The receive function is never called: serveInbox takes
+	// Accept's answer and answers the request itself.
+	ic := inbox.Config{
+		Verifier: sig.VerifierConfig{Now: c.Now, URLScheme: base.Scheme,
+			TracerProvider: c.TracerProvider, MeterProvider: c.MeterProvider},
+		MaxBodyBytes:  c.MaxInboxBytes,
+		DisableProofs: true,
+	}
+	keys := allowedKeys{r}
+	unused := func(context.Context, *inbox.Activity) error { return nil }
+	if r.inbox, err = inbox.New(keys, unused, &ic); err != nil {
 		return nil, err
 	}
-	vc.Nonces = sig.NewMemoryNonceStore(&sig.MemoryNonceStoreConfig{Now: c.Now})
-	if r.nonced, err = sig.NewVerifier(keys, &vc); err != nil {
+	ic.Verifier.Nonces = sig.NewMemoryNonceStore(&sig.MemoryNonceStoreConfig{Now: c.Now})
+	if r.nonced, err = inbox.New(keys, unused, &ic); err != nil {
 		return nil, err
 	}
 	return r, nil
