@@ -61,6 +61,22 @@ func BenchmarkFanoutFieldChild(b *testing.B) {
 	}
 }
 
+// BenchmarkFanoutFieldApart is BenchmarkFanoutField with the simulation
+// in a child process on cores of its own, as real remote servers take no
+// CPU from the sender. Run it under taskset -c 0 (Linux): the child is
+// pinned to the other cores, the raw sign rate is measured on core 0
+// alone, and cpu_per_delivery_ratio is the sender's own cost
+// (fanoutbench.FieldOpts.SimApart). Skipped when the process may use
+// every core.
+func BenchmarkFanoutFieldApart(b *testing.B) {
+	for _, sc := range fanoutbench.FieldScenarios() {
+		b.Run(sc.Name, func(b *testing.B) {
+			fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
+				&fanoutbench.FieldOpts{SimApart: true})
+		})
+	}
+}
+
 // BenchmarkFanoutFieldConcurrency is the tuned row: the sick-hosts
 // scenario with Concurrency set by hand, against which the default is
 // judged (an application should not have to tune it).

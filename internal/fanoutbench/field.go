@@ -68,6 +68,15 @@ type FieldOpts struct {
 	// of field_ratio, CPU the real fediverse's servers do not take from
 	// the sender.
 	ChildSim bool
+	// SimApart runs the simulation child (as ChildSim does) on the online
+	// cores this process may not use: run the benchmark under taskset -c 0
+	// (Linux) and the simulated servers get the other cores, as real
+	// remote servers take no CPU from the sender. The raw sign rate, and
+	// so the ideal, is then this process's cores' alone, and
+	// cpu_per_delivery_ratio counts this process's CPU only: the sender's
+	// own cost. The benchmark is skipped when this process may use every
+	// core.
+	SimApart bool
 }
 
 // profile gives host i of n its profile, spreading each sick kind over
@@ -127,9 +136,19 @@ func BenchmarkFanoutField(b *testing.B, newQueue func(b *testing.B) driver.Queue
 	if err != nil {
 		b.Fatal(err)
 	}
-	sim, err := startFieldSim(sc, !opts.ChildSim)
+	var cpus string
+	if opts.SimApart {
+		if cpus, err = apartCPUs(); err != nil {
+			b.Skip(err)
+		}
+	}
+	sim, err := startFieldSim(sc, !opts.ChildSim && !opts.SimApart, cpus)
 	if err != nil {
 		b.Fatal(err)
+	}
+	simCPU := sim.cpu
+	if opts.SimApart {
+		simCPU = func() time.Duration { return 0 } // on other cores: not the sender's
 	}
 	defer func() {
 		if err := sim.close(); err != nil {
@@ -170,10 +189,10 @@ func BenchmarkFanoutField(b *testing.B, newQueue func(b *testing.B) driver.Queue
 		}
 		signsBefore, cpuSignsBefore := rawSigns(key, fanoutSignPhase)
 		b.StartTimer()
-		cpu := processCPU() + sim.cpu()
+		cpu := processCPU() + simCPU()
 		field, half := fieldFanout(b, q, keys, c, inboxes, healthyHost, healthy, opts, fmt.Sprintf("field-%d", i))
 		b.StopTimer()
-		cpuUsed := processCPU() + sim.cpu() - cpu
+		cpuUsed := processCPU() + simCPU() - cpu
 		c.CloseIdleConnections()
 		signsAfter, cpuSignsAfter := rawSigns(key, fanoutSignPhase)
 		b.StartTimer()

@@ -90,8 +90,9 @@ type fieldSim struct {
 }
 
 // startFieldSim runs sc's simulation: in a child process (this test
-// binary, re-executed) unless inProcess.
-func startFieldSim(sc FieldScenario, inProcess bool) (*fieldSim, error) {
+// binary, re-executed) unless inProcess, pinned with taskset to cpus when
+// they are given.
+func startFieldSim(sc FieldScenario, inProcess bool, cpus string) (*fieldSim, error) {
 	if inProcess {
 		sim, err := newFieldSim(sc)
 		if err != nil {
@@ -109,6 +110,9 @@ func startFieldSim(sc FieldScenario, inProcess bool) (*fieldSim, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
+	if cpus != "" {
+		cmd = exec.Command("taskset", "-c", cpus, exe, "-test.run=^$", "-test.bench=^$")
+	}
 	cmd.Env = append(os.Environ(), fieldSimEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

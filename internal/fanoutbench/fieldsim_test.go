@@ -13,7 +13,7 @@ import (
 // closed.
 func TestFieldSimChild(t *testing.T) {
 	sc := FieldScenario{Name: "tiny", Inboxes: 4, Hosts: 2, Latency: time.Millisecond, FlakyShare: 0.5, FlakyP: 1}
-	sim, err := startFieldSim(sc, false)
+	sim, err := startFieldSim(sc, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func BenchmarkFieldFloor(b *testing.B, sc FieldScenario) {
 		b.Fatal(err)
 	}
 	sc.TarpitShare, sc.SlowShare, sc.FlakyShare = 0, 0, 0
-	sim, err := startFieldSim(sc, true)
+	sim, err := startFieldSim(sc, true, "")
 	if err != nil {
 		b.Fatal(err)
 	}
