@@ -12,7 +12,11 @@
 // benchmark's process, or with FieldOpts.ChildSim in a child (the test
 // binary re-executed with FEDKIT_FANOUTBENCH_FIELDSIM set, serving on
 // 127.0.0.1, exiting when its stdin from the parent ends), so that
-// peak_heap_MiB is the Deliverer's heap alone. WorkLikeRun works a queue
+// peak_heap_MiB is the Deliverer's heap alone, and with FieldOpts.SimApart
+// on the cores the benchmark may not use (run it under taskset -c 0), so
+// the simulated servers take no CPU from the sender. BenchmarkFieldFloor
+// measures what the simulation and loopback TCP alone cost a request, the
+// floor under any sender's cost besides its signatures. WorkLikeRun works a queue
 // as the Deliverer's Run does, with sends that cost nothing, for the queue
 // throughput benchmarks (bench/ compares pgqueue with River).
 //

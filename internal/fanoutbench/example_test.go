@@ -56,6 +56,24 @@ func ExampleBenchmarkFanoutField() {
 	}
 }
 
+// With the simulated servers on cores of their own: run the benchmark
+// binary under taskset -c 0 and SimApart pins the simulation to the rest.
+func ExampleFieldOpts_simApart() {
+	_ = func(b *testing.B) {
+		sc := fanoutbench.FieldScenarios()[0]
+		fanoutbench.BenchmarkFanoutField(b, func(*testing.B) driver.Queue { return &deliver.MemoryQueue{} }, sc,
+			&fanoutbench.FieldOpts{SimApart: true})
+	}
+}
+
+// The floor under a field fan-out's cost besides its signatures: pre-built
+// signed requests on raw connections to the same simulation.
+func ExampleBenchmarkFieldFloor() {
+	_ = func(b *testing.B) {
+		fanoutbench.BenchmarkFieldFloor(b, fanoutbench.FieldScenarios()[0])
+	}
+}
+
 // FieldScenarios are the shapes: 10,000 inboxes on 500 hosts, and
 // 100,000 on 5,000.
 func ExampleFieldScenarios() {
