@@ -16,10 +16,24 @@ import (
 
 // fakeClock is a shared scheduler clock that tests move by hand, while
 // Redis lease TTLs keep running on real time.
-type fakeClock struct{ off atomic.Int64 }
+// fakeClock is the real clock moved on by Advance, or, once frozen, the
+// moment of Freeze moved on by Advance only.
+type fakeClock struct{ off, frozen atomic.Int64 }
 
-func (c *fakeClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *fakeClock) Now() time.Time {
+	if f := c.frozen.Load(); f != 0 {
+		return time.Unix(0, f).Add(time.Duration(c.off.Load()))
+	}
+	return time.Now().Add(time.Duration(c.off.Load()))
+}
+
 func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
+
+// Freeze stops the clock where it is, for tests whose ticks must all read
+// one time: a replica's startup pulse counts as served by another's
+// reconciliation in the same second or later, so on a moving clock a
+// second boundary between the two ticks would make it pulse again.
+func (c *fakeClock) Freeze() { c.frozen.Store(time.Now().UnixNano()) }
 
 func redisStore(t *testing.T) (directory.StateStore, func() directory.StateStore, func(context.Context) error) {
 	t.Helper()
@@ -46,6 +60,7 @@ func TestSchedulersRaceOneRequestPerSlot(t *testing.T) {
 	store, newStore, _ := redisStore(t)
 	e := newSchedEnv(t, store, directory.Profile{})
 	clock := &fakeClock{}
+	clock.Freeze()
 	cfg := &directory.SchedulerConfig{Now: clock.Now}
 	a := e.scheduler(cfg)
 	e.store = newStore() // the second replica has its own store handle
@@ -212,6 +227,7 @@ func TestSchedulerRereadsUnderLease(t *testing.T) {
 	store, newStore, _ := redisStore(t)
 	e := newSchedEnv(t, store, directory.Profile{})
 	clock := &fakeClock{}
+	clock.Freeze()
 	cfg := &directory.SchedulerConfig{Now: clock.Now}
 	a := e.scheduler(cfg)
 	gs := &gatedStore{StateStore: newStore()}
