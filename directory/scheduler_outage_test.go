@@ -36,6 +36,7 @@ func TestSchedulerStopsWhileRedisIsAway(t *testing.T) {
 	srv := redistest.Server(t, "--appendonly", "yes", "--appendfsync", "always")
 	e := newSchedEnv(t, outageStore(t, srv), directory.Profile{})
 	clock := &fakeClock{}
+	clock.Freeze() // both replicas' startup ticks read one time (fakeClock.Freeze)
 	cfg := &directory.SchedulerConfig{Now: clock.Now}
 	a := e.scheduler(cfg)
 	e.store = outageStore(t, srv)
