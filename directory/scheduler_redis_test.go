@@ -15,9 +15,8 @@ import (
 )
 
 // fakeClock is a shared scheduler clock that tests move by hand, while
-// Redis lease TTLs keep running on real time.
-// fakeClock is the real clock moved on by Advance, or, once frozen, the
-// moment of Freeze moved on by Advance only.
+// Redis lease TTLs keep running on real time: the real clock moved on by
+// Advance, or, once frozen, the moment of Freeze moved on by Advance only.
 type fakeClock struct{ off, frozen atomic.Int64 }
 
 func (c *fakeClock) Now() time.Time {

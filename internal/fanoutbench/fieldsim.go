@@ -109,10 +109,11 @@ func startFieldSim(sc FieldScenario, inProcess bool, cpus string) (*fieldSim, er
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
+	args := []string{exe, "-test.run=^$", "-test.bench=^$"}
 	if cpus != "" {
-		cmd = exec.Command("taskset", "-c", cpus, exe, "-test.run=^$", "-test.bench=^$")
+		args = append([]string{"taskset", "-c", cpus}, args...)
 	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), fieldSimEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

@@ -54,10 +54,14 @@ func BenchmarkFieldFloor(b *testing.B, sc FieldScenario) {
 			b.Errorf("closing the simulation: %v", err)
 		}
 	}()
+	signer, err := sig.NewSigner(key, fanoutKeyID, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	conns := sc.Hosts * deliver.PerHostDefault
 	reqs := make([][]byte, sc.Hosts)
 	for i := range reqs {
-		if reqs[i], err = floorRequest(key, fieldHostName(i)+":"+strconv.Itoa(sim.port)); err != nil {
+		if reqs[i], err = floorRequest(signer, fieldHostName(i)+":"+strconv.Itoa(sim.port)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,16 +94,12 @@ func BenchmarkFieldFloor(b *testing.B, sc FieldScenario) {
 
 // floorRequest returns the bytes of one delivery to hostport, signed as
 // the Deliverer signs a first knock (draft-cavage), as net/http writes it.
-func floorRequest(key *rsa.PrivateKey, hostport string) ([]byte, error) {
+func floorRequest(s *sig.Signer, hostport string) ([]byte, error) {
 	req, err := http.NewRequest(http.MethodPost, "http://"+hostport+"/users/u0/inbox", bytes.NewReader(fanoutActivity))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", deliver.ContentTypeDefault)
-	s, err := sig.NewSigner(key, fanoutKeyID, nil)
-	if err != nil {
-		return nil, err
-	}
 	if err := s.Sign(req, sig.SchemeCavage); err != nil {
 		return nil, err
 	}
@@ -150,20 +150,20 @@ func floorConn(addr string, req []byte, n int) error {
 // readAnswer reads one answer of the simulation (its heads end in an
 // empty line; a body, if any, has a Content-Length) and wants a 2xx.
 func readAnswer(br *bufio.Reader) error {
-	length, first := 0, true
+	status, err := br.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(status, []byte("HTTP/1.1 2")) {
+		return fmt.Errorf("fanoutbench: answer %q", status)
+	}
+	length := 0
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
 			return err
 		}
 		s := strings.TrimRight(string(line), "\r\n")
-		if first {
-			if !strings.HasPrefix(s, "HTTP/1.1 2") {
-				return fmt.Errorf("fanoutbench: answer %q", s)
-			}
-			first = false
-			continue
-		}
 		if s == "" {
 			_, err := io.CopyN(io.Discard, br, int64(length))
 			return err
